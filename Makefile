@@ -1,0 +1,92 @@
+# ratelab's front door. Every target installs what it is missing first, so
+# `make run` and `make test` work on a fresh Debian machine as root.
+#
+# Components add to this file through their own <folder>/rules.mk:
+#   APT_PACKAGES   Debian packages they need
+#   TEST_TARGETS   targets `make test` runs after the shared Python and Rust tests
+#   LINT_TARGETS   targets `make lint` runs
+#   BENCH_TARGETS  targets `make bench` runs (each writes under bench/results/)
+#   DEPS_TARGETS   extra install steps (built extensions, tools)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMPS := .stamps
+RESULTS := bench/results
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+APT_PACKAGES :=
+TEST_TARGETS :=
+LINT_TARGETS :=
+BENCH_TARGETS :=
+DEPS_TARGETS :=
+
+include $(sort $(wildcard */rules.mk))
+
+.PHONY: help run test lint bench deps apt-deps rust-deps python-deps test-python test-rust clean
+
+help:
+	@echo "make run     install what is missing, then run the main job and print its report"
+	@echo "make test    install what is missing, then lint and run every test"
+	@echo "make bench   run the benchmarks; results go to $(RESULTS)/"
+	@echo "make lint    ruff, rustfmt, clippy (and the component linters)"
+	@echo "make clean   remove build outputs (keeps .venv)"
+
+# ---------------------------------------------------------------- installing
+deps: apt-deps rust-deps python-deps $(DEPS_TARGETS)
+
+# Checked every time (a dpkg query per package is fast), installed only if missing.
+apt-deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+rust-deps:
+	@command -v cargo >/dev/null || { echo "installing Rust from Debian (cargo not found)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo rustfmt rust-clippy >/dev/null; }
+
+python-deps: $(STAMPS)/python
+
+$(STAMPS)/python: requirements.lock pyproject.toml
+	@if [ ! -x $(PY) ]; then \
+	  python3 -m venv $(VENV) 2>/dev/null || { \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
+	    rm -rf $(VENV); python3 -m venv $(VENV); }; \
+	fi
+	@echo "installing Python packages into $(VENV) (pinned in requirements.lock)"
+	@$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	@$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@mkdir -p $(STAMPS) && touch $@
+
+# ---------------------------------------------------------------- the two commands
+run: deps
+	@$(PY) -m ratelab_p4c.demo
+
+test: deps lint test-rust test-python $(TEST_TARGETS)
+	@echo "make test: all checks passed"
+
+test-python: deps
+	$(VENV)/bin/pytest
+
+test-rust: rust-deps
+	cargo test --workspace --quiet
+
+lint: deps $(LINT_TARGETS)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+bench: deps $(BENCH_TARGETS)
+	@echo "benchmark results are in $(RESULTS)/"
+
+clean:
+	rm -rf target build $(STAMPS) $(RESULTS)
+	find . -name __pycache__ -prune -exec rm -rf {} +

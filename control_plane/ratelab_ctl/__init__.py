@@ -1,0 +1,1 @@
+"""ratelab controller: configures routers over P4Runtime and polls their counters."""

@@ -1,0 +1,1 @@
+"""Bit-exact reference model of the ratelab router: the judge of correct behaviour."""
