@@ -1,0 +1,1 @@
+"""Shared test vectors: the case generator, the file format and the --check/--write tool."""
