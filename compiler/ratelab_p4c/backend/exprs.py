@@ -1,0 +1,324 @@
+"""Lowering of P4 expressions to BMv2 JSON expression nodes, and of l-values to storage.
+
+Arithmetic in BMv2 has infinite precision, so every operator whose P4 result can leave
+the range of its type is reduced the way p4c does it: `& mask` for bit<N>, `two_comp_mod`
+for int<N>.  Booleans and data are distinct in BMv2: `d2b` / `b2d` convert.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import ast as A
+from .. import types as T
+from ..errors import CompileError
+from . import jsonutil as J
+from .scope import ExprVal, RuntimeData, Scope
+from .storage import (
+    FieldLoc,
+    HeaderLoc,
+    Loc,
+    StackLoc,
+    StructLoc,
+    UnionLoc,
+    is_signed,
+    value_width,
+)
+
+if TYPE_CHECKING:
+    from .lower import Lowering
+    from .sinks import Sink
+
+_COMPARE = {"==", "!=", "<", ">", "<=", ">="}
+
+
+def width_hint(e: A.Expression) -> int | None:
+    t = T.strip_newtype(e.type) if e.type is not None else None
+    if t is None or isinstance(t, T.IntType):
+        return None
+    try:
+        return value_width(t)
+    except CompileError:
+        return None
+
+
+def const_node(value: Any, t: T.Type | None, lw: Lowering, width: int | None = None) -> J.Node:
+    """A compile-time value as a JSON node."""
+    if isinstance(value, bool):
+        return J.boolean(value)
+    if isinstance(value, int):
+        w = width
+        if w is None and t is not None:
+            t0 = T.strip_newtype(t)
+            if not isinstance(t0, T.IntType):
+                try:
+                    w = value_width(t0)
+                except CompileError:
+                    w = None
+        if w is None:
+            w = max(value.bit_length() + (1 if value < 0 else 0), 1)
+        return J.hexstr(value, w)
+    if isinstance(value, T.ErrorValue):
+        return J.hexstr(lw.error_value(value.name), 32)
+    if isinstance(value, T.EnumValue):
+        if value.value is not None:
+            return J.hexstr(value.value, width or lw.enum_width(value.enum_name))
+        return J.hexstr(lw.enum_value(value.enum_name, value.member), 32)
+    raise CompileError(f"cannot use the value {value!r} here")
+
+
+class ExprLowering:
+    """Lowers expressions in one scope; statements needed to compute a value (inlined
+    function calls) go to the sink."""
+
+    def __init__(self, lw: Lowering, scope: Scope, sink: Sink | None) -> None:
+        self.lw = lw
+        self.scope = scope
+        self.sink = sink
+
+    # ------------------------------------------------------------------ r-values
+    def data(self, e: A.Expression, width: int | None = None) -> J.Node:
+        """e as a data (integer) value."""
+        node, is_bool = self._rv(e, width)
+        return J.b2d(node) if is_bool else node
+
+    def boolean(self, e: A.Expression) -> J.Node:
+        """e as a boolean value."""
+        node, is_bool = self._rv(e, None)
+        return node if is_bool else J.d2b(node)
+
+    def value(self, e: A.Expression, width: int | None = None) -> tuple[J.Node, bool]:
+        return self._rv(e, width)
+
+    def _rv(self, e: A.Expression, width: int | None) -> tuple[J.Node, bool]:
+        cv = e.const_value
+        if (
+            cv is not None
+            and isinstance(cv, bool | int | T.ErrorValue | T.EnumValue)
+            and not isinstance(e, A.MethodCallExpression)
+        ):
+            if isinstance(cv, bool):
+                return J.boolean(cv), True
+            return const_node(cv, e.type, self.lw, width if width else width_hint(e)), False
+        if isinstance(e, A.PathExpression | A.Member | A.ArrayIndex):
+            special = self._special_member(e)
+            if special is not None:
+                return special
+            b = self.binding_of(e)
+            if isinstance(b, FieldLoc):
+                node = self.lw.field_node(b)
+                if isinstance(T.strip_newtype(b.type), T.BoolType):
+                    return J.d2b(node), True
+                return node, False
+            if isinstance(b, ExprVal):
+                return b.node, b.is_bool
+            if isinstance(b, RuntimeData):
+                node = {"type": "local", "value": b.index}
+                if isinstance(T.strip_newtype(b.type), T.BoolType):
+                    return J.d2b(node), True
+                return node, False
+            if isinstance(b, HeaderLoc | StructLoc | StackLoc | UnionLoc):
+                raise CompileError("a header or struct cannot be used as a value here", e.loc)
+            raise CompileError(f"cannot evaluate `{print_expr(e)}` on this target", e.loc)
+        if isinstance(e, A.Slice):
+            base = self.data(e.base)
+            lo, hi = e.lo_value, e.hi_value
+            if lo:
+                base = J.op(">>", base, J.hexstr(lo, 32))
+            return J.mask(base, hi - lo + 1), False
+        if isinstance(e, A.UnaryOp):
+            return self._unary(e)
+        if isinstance(e, A.BinaryOp):
+            return self._binary(e)
+        if isinstance(e, A.Ternary):
+            cond = self.boolean(e.cond)
+            rbool = isinstance(T.strip_newtype(e.type or T.VOID), T.BoolType)
+            w = width_hint(e) or width
+            left = self.data(e.then, w)
+            right = self.data(e.otherwise, w)
+            node = J.op("?", left, right, cond)
+            return (J.d2b(node), True) if rbool else (node, False)
+        if isinstance(e, A.Cast):
+            return self._cast(e)
+        if isinstance(e, A.MethodCallExpression):
+            return self.lw.call_value(e, self.scope, self.sink)
+        raise CompileError(f"unsupported expression `{print_expr(e)}` on this target", e.loc)
+
+    def _special_member(self, e: A.Expression) -> tuple[J.Node, bool] | None:
+        if not isinstance(e, A.Member):
+            return None
+        base_t = T.strip_newtype(e.expr.type) if e.expr.type is not None else None
+        if isinstance(base_t, T.HeaderStackType):
+            if e.member == "size":
+                return J.hexstr(base_t.size, 32), False
+            if e.member == "lastIndex":
+                stack = self.lvalue(e.expr)
+                assert isinstance(stack, StackLoc)
+                node = J.op("last_stack_index", None, {"type": "header_stack", "value": stack.name})
+                return node, False
+        return None
+
+    def _unary(self, e: A.UnaryOp) -> tuple[J.Node, bool]:
+        t = T.strip_newtype(e.type or T.VOID)
+        if e.op == "!":
+            return J.op("not", None, self.boolean(e.operand)), True
+        if e.op == "+":
+            return self._rv(e.operand, None)
+        w = value_width(t)
+        signed = is_signed(t)
+        x = self.data(e.operand, w)
+        if e.op == "~":
+            return J.wrap(J.op("~", None, x), w, signed), False
+        if e.op == "-":
+            return J.wrap(J.op("-", J.hexstr(0, w), x), w, signed), False
+        raise CompileError(f"unsupported operator {e.op}", e.loc)
+
+    def _binary(self, e: A.BinaryOp) -> tuple[J.Node, bool]:
+        o = e.op
+        if o in ("&&", "||"):
+            left = self.boolean(e.left)
+            right = self.boolean(e.right)
+            return J.op("and" if o == "&&" else "or", left, right), True
+        if o in _COMPARE:
+            w = width_hint(e.left) or width_hint(e.right)
+            left = self.data(e.left, w)
+            right = self.data(e.right, w)
+            return J.op(o, left, right), True
+        t = T.strip_newtype(e.type or T.VOID)
+        w = value_width(t)
+        signed = is_signed(t)
+        if o == "++":
+            wl = width_hint(e.left) or 0
+            wr = width_hint(e.right) or 0
+            left = self.data(e.left, wl)
+            right = self.data(e.right, wr)
+            if is_signed(e.right.type or T.VOID):
+                right = J.mask(right, wr)
+            if is_signed(e.left.type or T.VOID):
+                left = J.mask(left, wl)
+            node = J.op("|", J.op("<<", left, J.hexstr(wr, 32)), right)
+            return (J.wrap(node, w, True) if signed else node), False
+        left = self.data(e.left, w)
+        shift = o in ("<<", ">>")
+        right = self.data(e.right, None if shift else w)
+        if o in ("+", "-", "*", "<<"):
+            return J.wrap(J.op(o, left, right), w, signed), False
+        if o in ("|+|", "|-|"):
+            node = J.op(o[1], left, right)
+            return J.op("sat_cast" if signed else "usat_cast", node, J.hexstr(w, 32)), False
+        if o in ("&", "|", "^", ">>", "/", "%"):
+            return J.op(o, left, right), False
+        raise CompileError(f"unsupported operator {o}", e.loc)
+
+    def _cast(self, e: A.Cast) -> tuple[J.Node, bool]:
+        dst = T.strip_newtype(e.type or T.VOID)
+        src = T.strip_newtype(e.expr.type or T.VOID)
+        if isinstance(dst, T.BoolType):
+            node, is_bool = self._rv(e.expr, 1)
+            return (node, True) if is_bool else (J.d2b(node), True)
+        if isinstance(src, T.BoolType):
+            return J.b2d(self.boolean(e.expr)), False
+        if isinstance(dst, T.BitsType | T.EnumType):
+            dw = value_width(dst)
+            dsigned = is_signed(dst)
+            if isinstance(src, T.IntType):
+                return self.data(e.expr, dw), False
+            sw = value_width(src)
+            ssigned = is_signed(src)
+            x = self.data(e.expr, sw)
+            if dsigned:
+                if ssigned and sw <= dw:
+                    return x, False
+                if not ssigned and sw < dw:
+                    return x, False
+                return J.wrap(x, dw, True), False
+            if ssigned or sw > dw:
+                return J.mask(x, dw), False
+            return x, False
+        return self._rv(e.expr, None)
+
+    # ------------------------------------------------------------------ l-values
+    def binding_of(self, e: A.Expression) -> Any:
+        """What an l-value-like expression denotes: a Loc, ExprVal, RuntimeData, ..."""
+        if isinstance(e, A.PathExpression):
+            b = self.scope.lookup(e.decl)
+            if b is None:
+                raise CompileError(f"`{e.name}` cannot be used here on this target", e.loc)
+            return b
+        if isinstance(e, A.Member):
+            base = self.binding_of(e.expr)
+            return self.member_of(base, e)
+        if isinstance(e, A.ArrayIndex):
+            base = self.binding_of(e.base)
+            if not isinstance(base, StackLoc):
+                raise CompileError("only header stacks can be indexed", e.loc)
+            idx = e.index.const_value
+            if isinstance(idx, int) and not isinstance(idx, bool):
+                if not 0 <= idx < len(base.elements):
+                    raise CompileError(
+                        f"index {idx} is out of bounds for a stack of size {len(base.elements)}",
+                        e.index.loc,
+                    )
+                return base.elements[idx]
+            index = self.data(e.index)
+            dyn = J.op(
+                "dereference_header_stack", {"type": "header_stack", "value": base.name}, index
+            )
+            return self.lw.dynamic_header(base, dyn)
+        raise CompileError(f"`{print_expr(e)}` is not an l-value", e.loc)
+
+    def member_of(self, base: Any, e: A.Member) -> Any:
+        if isinstance(base, StructLoc | HeaderLoc):
+            f = base.fields.get(e.member)
+            if f is None:
+                raise CompileError(f"no field `{e.member}`", e.loc)
+            return f
+        if isinstance(base, UnionLoc):
+            return base.members[e.member]
+        if isinstance(base, StackLoc):
+            if e.member == "last":
+                dyn = J.op(
+                    "dereference_header_stack",
+                    {"type": "header_stack", "value": base.name},
+                    J.op("last_stack_index", None, {"type": "header_stack", "value": base.name}),
+                )
+                return self.lw.dynamic_header(base, dyn)
+            raise CompileError(f"`{e.member}` of a header stack is not supported here", e.loc)
+        raise CompileError(f"cannot access `{e.member}` here", e.loc)
+
+    def lvalue(self, e: A.Expression) -> Loc:
+        b = self.binding_of(e)
+        if not isinstance(b, Loc):
+            raise CompileError(f"`{print_expr(e)}` cannot be assigned or passed as out", e.loc)
+        return b
+
+
+# ---------------------------------------------------------------------- printing
+
+
+def print_expr(e: A.Expression | None) -> str:
+    """The expression as p4c prints it in names (table keys)."""
+    if e is None:
+        return ""
+    if isinstance(e, A.PathExpression):
+        return ("." if e.top_level else "") + e.name
+    if isinstance(e, A.Member):
+        return f"{print_expr(e.expr)}.{e.member}"
+    if isinstance(e, A.ArrayIndex):
+        return f"{print_expr(e.base)}[{print_expr(e.index)}]"
+    if isinstance(e, A.Slice):
+        return f"{print_expr(e.base)}[{e.hi_value}:{e.lo_value}]"
+    if isinstance(e, A.IntLiteral):
+        return e.text or str(e.value)
+    if isinstance(e, A.BoolLiteral):
+        return "true" if e.value else "false"
+    if isinstance(e, A.MethodCallExpression):
+        args = ", ".join(print_expr(a.value) for a in e.args)
+        return f"{print_expr(e.method)}({args})"
+    if isinstance(e, A.UnaryOp):
+        return f"{e.op}{print_expr(e.operand)}"
+    if isinstance(e, A.BinaryOp):
+        return f"{print_expr(e.left)} {e.op} {print_expr(e.right)}"
+    if isinstance(e, A.Cast):
+        return f"({e.type}){print_expr(e.expr)}"
+    return type(e).__name__

@@ -1,0 +1,1015 @@
+"""Program-wide lowering state and the lowering of statements and calls into BMv2
+primitives (shared by actions, synthesized control-flow actions and parser states)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import ast as A
+from .. import types as T
+from ..errors import CompileError, SourceLocation
+from . import jsonutil as J
+from .exprs import ExprLowering, print_expr, width_hint
+from .model import ActionInfo, ActionParamInfo, ControlPlaneModel, DigestInfo
+from .names import annotations_of, cp_name, id_annotation
+from .scope import ExprVal, ExternRef, Owner, RuntimeData, Scope
+from .sinks import ActionSink, Sink
+from .storage import (
+    STANDARD_METADATA,
+    FieldLoc,
+    HeaderLoc,
+    Loc,
+    StackLoc,
+    Storage,
+    StructLoc,
+    UnionLoc,
+    is_scalar_type,
+    value_width,
+)
+
+HASH_ALGOS = {
+    "crc32": "crc32",
+    "crc32_custom": "crc32_custom",
+    "crc16": "crc16",
+    "crc16_custom": "crc16_custom",
+    "random": "random",
+    "identity": "identity",
+    "csum16": "csum16",
+    "xor16": "xor16",
+}
+
+
+@dataclass
+class ReturnInfo:
+    """Where `return` goes inside an inlined action/function: jumps to patch to the end,
+    and the location receiving a function's result."""
+
+    jumps: list[int] = field(default_factory=list)
+    result: Loc | None = None
+    last_stmt: A.Node | None = None
+
+
+def source_info(loc: SourceLocation | None, fragment: str = "") -> J.Node | None:
+    if loc is None:
+        return None
+    info: J.Node = {"filename": loc.file, "line": loc.line, "column": loc.col}
+    if fragment:
+        info["source_fragment"] = fragment
+    return info
+
+
+class Lowering:
+    """Global state of one compilation: storage, actions, externs, calculations."""
+
+    def __init__(self, program: A.Program) -> None:
+        self.program = program
+        self.storage = Storage()
+        self.cp = ControlPlaneModel()
+        self.errors = {name: i for i, name in enumerate(program.errors)}
+        self.enums: dict[str, dict[str, int]] = {}
+        self.enum_types: dict[str, T.EnumType] = {}
+        self.actions_json: list[dict[str, Any]] = []
+        self.calculations: list[dict[str, Any]] = []
+        self._calc_keys: dict[str, str] = {}
+        self.field_lists: list[dict[str, Any]] = []
+        self._field_list_ids: dict[int, int] = {}
+        self.learn_lists: list[dict[str, Any]] = []
+        self._learn_ids: dict[str, int] = {}
+        self.counter_arrays: list[dict[str, Any]] = []
+        self.meter_arrays: list[dict[str, Any]] = []
+        self.register_arrays: list[dict[str, Any]] = []
+        self.checksums: list[dict[str, Any]] = []
+        self.extern_instances: list[dict[str, Any]] = []
+        self._counters: dict[str, int] = {}
+        self.meta_loc: Loc | None = None
+        self.meta_type: T.Type | None = None
+        self.checksum_mode: str | None = None  # "verify" / "update" inside checksum controls
+        self.global_scope = Scope()
+        self._table_actions: dict[Any, ActionInfo] = {}
+        self._table_names: set[str] = set()
+        self._table_count = 0
+        self._cond_count = 0
+        self._profile_count = 0
+        self._state_count = 0
+        self.parse_vsets: list[dict[str, Any]] = []
+        self._collect_enums()
+
+    # ------------------------------------------------------------------ actions / tables
+    def add_action_json(
+        self,
+        name: str,
+        params: list[ActionParamInfo],
+        prims: list[dict[str, Any]],
+        loc: SourceLocation | None,
+        hidden: bool = True,
+    ) -> ActionInfo:
+        ident = len(self.actions_json)
+        self.actions_json.append(
+            {
+                "name": name,
+                "id": ident,
+                "runtime_data": [{"name": p.name, "bitwidth": p.width} for p in params],
+                "primitives": prims,
+            }
+        )
+        return ActionInfo(name, ident, params, hidden=hidden, loc=loc)
+
+    def table_action_json(
+        self,
+        decl: A.ActionDecl,
+        owner: Scope,
+        directed_params: list[A.Param],
+        directed_args: list[A.Argument],
+        caller: Scope | None = None,
+    ) -> ActionInfo:
+        """The JSON action for a table's action (lowered once per control instance and
+        binding of directed parameters)."""
+        key = (decl, id(owner), tuple(print_expr(a.value) for a in directed_args))
+        cached = self._table_actions.get(key)
+        if cached is not None:
+            return cached
+        scope = owner.child()
+        sink = ActionSink()
+        params: list[ActionParamInfo] = []
+        for p in decl.params:
+            if p.direction:
+                continue
+            t = p.type
+            if t is None:
+                raise CompileError(f"parameter `{p.name}` has no type", p.loc)
+            scope.bind(p, RuntimeData(len(params), t))
+            tn = t.name if isinstance(t, T.NewType) else None
+            params.append(ActionParamInfo(p.name, value_width(t), annotations_of(p), tn))
+        if directed_params:
+            self.bind_params(
+                directed_params, list(directed_args), caller or owner, scope, sink, decl.loc
+            )
+        elif any(p.direction for p in decl.params):
+            raise CompileError(
+                f"action `{decl.name}` has directed parameters that the table does not bind",
+                decl.loc,
+            )
+        self.inline_body(decl.body, scope, sink, None)
+        name = cp_name(decl, owner.prefix)
+        hidden = decl.has_annotation("hidden")
+        info = self.add_action_json(name, params, sink.items, decl.loc, hidden)
+        info.explicit_id = id_annotation(decl)
+        info.annotations = annotations_of(decl)
+        self._table_actions[key] = info
+        return info
+
+    def publish_action(self, info: ActionInfo) -> None:
+        """List an action in the P4Info (once), unless it is @hidden."""
+        if not info.hidden and all(a.name != info.name for a in self.cp.actions):
+            self.cp.actions.append(info)
+
+    def new_table_json(self, name: str) -> dict[str, Any]:
+        if name in self._table_names:
+            raise CompileError(f"two tables are named `{name}`")
+        self._table_names.add(name)
+        self._table_count += 1
+        return {"name": name, "id": self._table_count - 1}
+
+    def next_parse_state_id(self) -> int:
+        self._state_count += 1
+        return self._state_count - 1
+
+    def next_profile_id(self) -> int:
+        self._profile_count += 1
+        return self._profile_count - 1
+
+    def next_conditional_id(self) -> int:
+        self._cond_count += 1
+        return self._cond_count - 1
+
+    # ------------------------------------------------------------------ names
+    def fresh(self, base: str) -> str:
+        n = self._counters.get(base)
+        self._counters[base] = 0 if n is None else n + 1
+        return base if n is None else f"{base}_{n}"
+
+    # ------------------------------------------------------------------ enums / errors
+    def _collect_enums(self) -> None:
+        for d in self.program.declarations:
+            if isinstance(d, A.EnumDecl) and isinstance(d.resolved, T.EnumType):
+                et = d.resolved
+                self.enum_types[et.name] = et
+                if et.underlying is None:
+                    self.enums[et.name] = {m: i for i, m in enumerate(et.members)}
+
+    def error_value(self, name: str) -> int:
+        if name not in self.errors:
+            self.errors[name] = len(self.errors)
+        return self.errors[name]
+
+    def enum_value(self, enum: str, member: str) -> int:
+        et = self.enum_types.get(enum)
+        if et is None:
+            table = self.enums.setdefault(enum, {})
+            return table.setdefault(member, len(table))
+        return et.members.index(member)
+
+    def enum_width(self, enum: str) -> int:
+        et = self.enum_types.get(enum)
+        if et is not None and et.underlying is not None:
+            return et.underlying.width
+        return 32
+
+    # ------------------------------------------------------------------ storage nodes
+    def field_node(self, f: FieldLoc) -> J.Node:
+        if f.dynamic is not None:
+            hdr_node, index = f.dynamic
+            return J.op("access_field", hdr_node, index)
+        return J.field(f.header, f.field)
+
+    def header_node(self, h: HeaderLoc) -> J.Node:
+        if h.dynamic is not None:
+            return h.dynamic
+        return {"type": "header", "value": h.name}
+
+    def dynamic_header(self, stack: StackLoc, dyn: J.Node) -> HeaderLoc:
+        elem = stack.elements[0]
+        assert isinstance(elem, HeaderLoc)
+        h = HeaderLoc(stack.name, elem.type, dynamic=dyn)
+        for i, f in enumerate(elem.type.fields):
+            h.fields[f.name] = FieldLoc(stack.name, f.name, f.type, dynamic=(dyn, i))
+        return h
+
+    def valid_node(self, loc: Loc) -> J.Node:
+        """A boolean node: is the header (or union) valid."""
+        if isinstance(loc, HeaderLoc):
+            if loc.dynamic is not None:
+                return J.op("valid", None, loc.dynamic)
+            return J.d2b(J.field(loc.name, "$valid$"))
+        if isinstance(loc, UnionLoc):
+            return J.op("valid_union", None, {"type": "header_union", "value": loc.name})
+        raise CompileError("isValid() needs a header or header union")
+
+    # ------------------------------------------------------------------ statements
+    def stmts(self, body: list[A.Node], scope: Scope, sink: Sink) -> None:
+        for s in body:
+            self.stmt(s, scope, sink)
+
+    def stmt(self, s: A.Node, scope: Scope, sink: Sink) -> None:
+        ex = ExprLowering(self, scope, sink)
+        src = source_info(s.loc)
+        if isinstance(s, A.AssignmentStatement):
+            self.assign(s.lhs, s.rhs, scope, sink, src)
+        elif isinstance(s, A.MethodCallStatement):
+            self.call_stmt(s.call, scope, sink)
+        elif isinstance(s, A.BlockStatement):
+            self.stmts(s.statements, scope, sink)
+        elif isinstance(s, A.IfStatement):
+            cv = s.cond.const_value
+            if isinstance(cv, bool):
+                branch = s.then if cv else s.otherwise
+                if branch is not None:
+                    self.stmt(branch, scope, sink)
+                return
+            cond = J.b2d(ex.boolean(s.cond))
+            j_else = sink.jump_if_zero(cond, s.loc)
+            self.stmt(s.then, scope, sink)
+            if s.otherwise is not None:
+                j_end = sink.jump(s.loc)
+                sink.patch(j_else, sink.here())
+                self.stmt(s.otherwise, scope, sink)
+                sink.patch(j_end, sink.here())
+            else:
+                sink.patch(j_else, sink.here())
+        elif isinstance(s, A.SwitchStatement):
+            self.value_switch(s, scope, sink)
+        elif isinstance(s, A.ExitStatement):
+            sink.prim("exit", [], src)
+        elif isinstance(s, A.ReturnStatement):
+            self.return_stmt(s, scope, sink)
+        elif isinstance(s, A.VariableDecl):
+            self.declare_variable(s, scope, sink)
+        elif isinstance(s, A.ConstDecl):
+            scope.bind(s, ExprVal(ex.data(s.value), s.type or T.INT))
+        elif isinstance(s, A.EmptyStatement):
+            pass
+        else:
+            raise CompileError(
+                f"statement `{type(s).__name__}` is not supported on this target", s.loc
+            )
+
+    def value_switch(self, s: A.SwitchStatement, scope: Scope, sink: Sink) -> None:
+        """switch on a value inside an action: a chain of comparisons with jumps."""
+        ex = ExprLowering(self, scope, sink)
+        w = width_hint(s.expr)
+        value = ex.data(s.expr, w)
+        end_jumps: list[int] = []
+        pending: list[A.Expression] = []
+        default_body: A.BlockStatement | None = None
+        for case in s.cases:
+            if isinstance(case.label, A.DefaultExpression):
+                default_body = case.body
+                continue
+            pending.append(case.label)
+            if case.body is None:
+                continue
+            conds = [J.op("==", value, ex.data(lbl, w)) for lbl in pending]
+            pending = []
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = J.op("or", cond, c)
+            j = sink.jump_if_zero(J.b2d(cond), case.loc)
+            self.stmt(case.body, scope, sink)
+            end_jumps.append(sink.jump(case.loc))
+            sink.patch(j, sink.here())
+        if default_body is not None:
+            self.stmt(default_body, scope, sink)
+        for j in end_jumps:
+            sink.patch(j, sink.here())
+
+    def return_stmt(self, s: A.ReturnStatement, scope: Scope, sink: Sink) -> None:
+        ret = scope_return(scope)
+        if ret is None:
+            raise CompileError("`return` is not supported here on this target", s.loc)
+        if s.value is not None:
+            if ret.result is None:
+                raise CompileError("unexpected return value", s.loc)
+            self.assign_to(ret.result, s.value, scope, sink, source_info(s.loc))
+        if s is not ret.last_stmt:
+            ret.jumps.append(sink.jump(s.loc))
+
+    def declare_variable(self, d: A.VariableDecl, scope: Scope, sink: Sink | None) -> Loc:
+        t = d.type
+        if t is None:
+            raise CompileError(f"variable `{d.name}` has no type", d.loc)
+        loc = self.storage.allocate(d.name, t, d.loc)
+        scope.bind(d, loc)
+        if isinstance(loc, HeaderLoc | StackLoc | UnionLoc) and sink is not None:
+            self._invalidate(loc, sink)
+        if d.init is not None:
+            if sink is None:
+                raise CompileError("initializers are not supported here", d.loc)
+            self.assign_to(loc, d.init, scope, sink, source_info(d.loc))
+        return loc
+
+    def _invalidate(self, loc: Loc, sink: Sink) -> None:
+        # Local headers start invalid every time the declaration executes.
+        if isinstance(loc, HeaderLoc):
+            sink.prim("remove_header", [self.header_node(loc)])
+        elif isinstance(loc, StackLoc):
+            for el in loc.elements:
+                self._invalidate(el, sink)
+        elif isinstance(loc, UnionLoc):
+            for m in loc.members.values():
+                self._invalidate(m, sink)
+
+    # ------------------------------------------------------------------ assignment
+    def assign(
+        self,
+        lhs: A.Expression,
+        rhs: A.Expression,
+        scope: Scope,
+        sink: Sink,
+        src: J.Node | None = None,
+    ) -> None:
+        ex = ExprLowering(self, scope, sink)
+        if isinstance(lhs, A.Slice):
+            dst = ex.lvalue(lhs.base)
+            if not isinstance(dst, FieldLoc):
+                raise CompileError("slices can only be assigned in fields", lhs.loc)
+            w = dst.width
+            lo, hi = lhs.lo_value, lhs.hi_value
+            part = ((1 << (hi - lo + 1)) - 1) << lo
+            keep = ((1 << w) - 1) ^ part
+            value = ex.data(rhs, hi - lo + 1)
+            shifted = J.op("<<", value, J.hexstr(lo, 32)) if lo else value
+            node = J.op(
+                "|",
+                J.op("&", self.field_node(dst), J.hexstr(keep, w)),
+                J.op("&", shifted, J.hexstr(part, w)),
+            )
+            sink.assign(self.field_node(dst), node, src)
+            return
+        if isinstance(rhs, A.DontCare):
+            return
+        dst = ex.lvalue(lhs)
+        self.assign_to(dst, rhs, scope, sink, src)
+
+    def assign_to(
+        self, dst: Loc, rhs: A.Expression, scope: Scope, sink: Sink, src: J.Node | None = None
+    ) -> None:
+        ex = ExprLowering(self, scope, sink)
+        if isinstance(dst, FieldLoc):
+            sink.assign(self.field_node(dst), ex.data(rhs, dst.width), src)
+            return
+        if isinstance(rhs, A.StructExpression | A.ListExpression):
+            if isinstance(rhs, A.StructExpression):
+                items = [(nf.name, nf.value) for nf in rhs.fields]
+            else:
+                names = list(dst.fields) if isinstance(dst, StructLoc | HeaderLoc) else []
+                if len(names) != len(rhs.elements):
+                    raise CompileError("list does not match the target's fields", rhs.loc)
+                items = list(zip(names, rhs.elements, strict=True))
+            if isinstance(dst, HeaderLoc):
+                sink.prim("add_header", [self.header_node(dst)], src)
+                for name, value in items:
+                    self.assign_to(dst.fields[name], value, scope, sink, src)
+                return
+            if isinstance(dst, StructLoc):
+                for name, value in items:
+                    self.assign_to(dst.fields[name], value, scope, sink, src)
+                return
+            raise CompileError("cannot assign a list to this target", rhs.loc)
+        if isinstance(rhs, A.MethodCallExpression):
+            if rhs.call is not None and rhs.call.kind == "function":
+                result = self.inline_function(rhs, scope, sink)
+                if result is None:
+                    raise CompileError("function returns no value", rhs.loc)
+                self.copy(dst, result, sink, src, rhs.loc)
+                return
+            raise CompileError(f"cannot assign the result of `{print_expr(rhs)}`", rhs.loc)
+        source = ex.binding_of(rhs)
+        if not isinstance(source, Loc):
+            raise CompileError(f"cannot assign `{print_expr(rhs)}` here", rhs.loc)
+        self.copy(dst, source, sink, src, rhs.loc)
+
+    def copy(
+        self, dst: Loc, source: Loc, sink: Sink, src: J.Node | None, loc: SourceLocation | None
+    ) -> None:
+        """dst = source for locations of the same type."""
+        if isinstance(dst, FieldLoc) and isinstance(source, FieldLoc):
+            sink.assign(self.field_node(dst), self.field_node(source), src)
+        elif isinstance(dst, HeaderLoc) and isinstance(source, HeaderLoc):
+            sink.prim("assign_header", [self.header_node(dst), self.header_node(source)], src)
+        elif isinstance(dst, StackLoc) and isinstance(source, StackLoc):
+            sink.prim(
+                "assign_header_stack",
+                [
+                    {"type": "header_stack", "value": dst.name},
+                    {"type": "header_stack", "value": source.name},
+                ],
+                src,
+            )
+        elif isinstance(dst, UnionLoc) and isinstance(source, UnionLoc):
+            sink.prim(
+                "assign_union",
+                [
+                    {"type": "header_union", "value": dst.name},
+                    {"type": "header_union", "value": source.name},
+                ],
+                src,
+            )
+        elif isinstance(dst, StructLoc) and isinstance(source, StructLoc):
+            for name, d in dst.fields.items():
+                self.copy(d, source.fields[name], sink, src, loc)
+        else:
+            raise CompileError("assignment between incompatible storage", loc)
+
+    # ------------------------------------------------------------------ calls
+    def call_args(self, call: A.CallInfo) -> list[A.Expression | None]:
+        return [a.value if a is not None else None for a in call.params_to_args]
+
+    def call_stmt(self, mce: A.MethodCallExpression, scope: Scope, sink: Sink) -> None:
+        call = mce.call
+        if call is None:
+            raise CompileError("unresolved call", mce.loc)
+        src = source_info(mce.loc, print_expr(mce))
+        kind = call.kind
+        if kind == "action":
+            assert isinstance(call.decl, A.ActionDecl)
+            self.inline_action(call.decl, call.params_to_args, scope, sink, mce.loc)
+        elif kind == "function":
+            self.inline_function(mce, scope, sink)
+        elif kind == "extern_function":
+            self.extern_function(mce, scope, sink, src)
+        elif kind in ("extern_method", "packet_method"):
+            self.extern_method(mce, scope, sink, src)
+        elif kind == "header_method":
+            self.header_method(mce, scope, sink, src)
+        elif kind == "stack_method":
+            ex = ExprLowering(self, scope, sink)
+            assert isinstance(mce.method, A.Member)
+            stack = ex.lvalue(mce.method.expr)
+            if not isinstance(stack, StackLoc):
+                raise CompileError("push_front/pop_front need a header stack", mce.loc)
+            count = mce.args[0].value.const_value if mce.args else 1
+            if not isinstance(count, int):
+                raise CompileError("the count must be a compile-time constant", mce.loc)
+            op = "push" if call.name == "push_front" else "pop"
+            sink.prim(op, [{"type": "header_stack", "value": stack.name}, J.hexstr(count, 32)], src)
+        else:
+            raise CompileError(f"`{print_expr(mce)}` cannot be called here", mce.loc)
+
+    def header_method(
+        self, mce: A.MethodCallExpression, scope: Scope, sink: Sink, src: J.Node | None
+    ) -> None:
+        assert isinstance(mce.method, A.Member)
+        ex = ExprLowering(self, scope, sink)
+        target = ex.lvalue(mce.method.expr)
+        name = mce.call.name if mce.call else ""
+        if name == "isValid":
+            return
+        if not isinstance(target, HeaderLoc):
+            raise CompileError(f"{name}() needs a header", mce.loc)
+        sink.prim(
+            "add_header" if name == "setValid" else "remove_header", [self.header_node(target)], src
+        )
+
+    def call_value(
+        self, mce: A.MethodCallExpression, scope: Scope, sink: Sink | None
+    ) -> tuple[J.Node, bool]:
+        """A call used inside an expression."""
+        call = mce.call
+        if call is None:
+            raise CompileError("unresolved call", mce.loc)
+        if call.kind == "header_method" and call.name == "isValid":
+            assert isinstance(mce.method, A.Member)
+            target = ExprLowering(self, scope, sink).lvalue(mce.method.expr)
+            return self.valid_node(target), True
+        if call.kind == "function":
+            if sink is None:
+                raise CompileError("function calls are not supported in this expression", mce.loc)
+            result = self.inline_function(mce, scope, sink)
+            if not isinstance(result, FieldLoc):
+                raise CompileError("the function's result is not a scalar", mce.loc)
+            return self.field_node(result), isinstance(T.strip_newtype(result.type), T.BoolType)
+        if call.kind == "table_apply":
+            raise CompileError(
+                "table application results can only be used directly in if/switch conditions",
+                mce.loc,
+            )
+        raise CompileError(f"`{print_expr(mce)}` cannot be used as a value here", mce.loc)
+
+    def bind_params(
+        self,
+        params: list[A.Param],
+        args: list[A.Argument | None],
+        caller: Scope,
+        callee: Scope,
+        sink: Sink,
+        loc: SourceLocation | None,
+    ) -> None:
+        ex = ExprLowering(self, caller, sink)
+        for p, a in zip(params, args, strict=False):
+            if a is None:
+                if p.default is not None:
+                    callee.bind(p, ExprVal(ex.data(p.default), p.type or T.INT))
+                continue
+            value = a.value
+            t = p.type or value.type or T.INT
+            if p.direction in ("out", "inout"):
+                if isinstance(value, A.DontCare):
+                    callee.bind(p, self.storage.allocate(p.name, t, p.loc))
+                else:
+                    callee.bind(p, ex.lvalue(value))
+                continue
+            if isinstance(value, A.PathExpression | A.Member | A.ArrayIndex) and not (
+                value.const_value is not None and is_scalar_type(t)
+            ):
+                b = ex.binding_of(value)
+                if isinstance(b, Loc) and not isinstance(b, FieldLoc):
+                    callee.bind(p, b)
+                    continue
+            if is_scalar_type(t):
+                node, is_bool = ex.value(value, width_hint(value) or _width_or_none(t))
+                if value.const_value is not None or node.get("type") in ("hexstr", "bool"):
+                    callee.bind(p, ExprVal(node, t, is_bool))
+                else:
+                    # Copy-in, as P4 requires: the callee may change what the
+                    # argument reads before it reads the parameter.
+                    tmp = self.storage.new_scalar(self.fresh(p.name), t)
+                    sink.assign(self.field_node(tmp), J.b2d(node) if is_bool else node)
+                    callee.bind(p, tmp)
+            else:
+                tmp = self.storage.allocate(p.name, t, p.loc)
+                self.assign_to(tmp, value, caller, sink)
+                callee.bind(p, tmp)
+
+    def inline_action(
+        self,
+        action: A.ActionDecl,
+        args: list[A.Argument | None],
+        scope: Scope,
+        sink: Sink,
+        loc: SourceLocation | None,
+    ) -> None:
+        callee = self.decl_scope(action, scope).child()
+        self.bind_params(action.params, args, scope, callee, sink, loc)
+        self.inline_body(action.body, callee, sink, None)
+
+    def inline_body(
+        self, body: A.BlockStatement, scope: Scope, sink: Sink, result: Loc | None
+    ) -> None:
+        ret = ReturnInfo(result=result)
+        stmts = body.statements
+        if stmts and isinstance(stmts[-1], A.ReturnStatement):
+            ret.last_stmt = stmts[-1]
+        scope.return_label = ret
+        self.stmts(stmts, scope, sink)
+        for j in ret.jumps:
+            sink.patch(j, sink.here())
+
+    def inline_function(self, mce: A.MethodCallExpression, scope: Scope, sink: Sink) -> Loc | None:
+        call = mce.call
+        assert call is not None and isinstance(call.decl, A.FunctionDecl)
+        fn = call.decl
+        callee = self.decl_scope(fn, scope).child()
+        self.bind_params(fn.params, call.params_to_args, scope, callee, sink, mce.loc)
+        rt = fn.return_type.resolved
+        result = None
+        if rt is not None and not isinstance(rt, T.VoidType):
+            result = self.storage.allocate(f"{fn.name}_retval", rt, mce.loc)
+        self.inline_body(fn.body, callee, sink, result)
+        return result
+
+    def decl_scope(self, decl: A.Node, scope: Scope) -> Scope:
+        """The scope in which a callee's body is lowered: its defining control instance's
+        scope for control-local actions, else the global scope."""
+        owner = scope.lookup(decl)
+        if isinstance(owner, Owner):
+            return owner.scope
+        return self.global_scope
+
+    # ------------------------------------------------------------------ externs
+    def extern_ref(self, call: A.CallInfo, scope: Scope, loc: SourceLocation | None) -> ExternRef:
+        ref = scope.lookup(call.instance)
+        if not isinstance(ref, ExternRef):
+            raise CompileError("unknown extern instance", loc)
+        return ref
+
+    def extern_method(
+        self, mce: A.MethodCallExpression, scope: Scope, sink: Sink, src: J.Node | None
+    ) -> None:
+        call = mce.call
+        assert call is not None
+        ex = ExprLowering(self, scope, sink)
+        args = self.call_args(call)
+        if call.kind == "packet_method" or (
+            isinstance(call.instance, A.Param)
+            and isinstance(call.instance.type, T.ExternType)
+            and call.instance.type.name in ("packet_in", "packet_out")
+        ):
+            raise CompileError(
+                f"`{call.name}` of a packet is only supported in parsers and deparsers", mce.loc
+            )
+        ref = self.extern_ref(call, scope, mce.loc)
+        kind, name = ref.kind, call.name
+        if kind == "register" and name == "read":
+            dst = ex.lvalue(_arg(args, 0, mce))
+            idx = ex.data(_arg(args, 1, mce), 32)
+            sink.prim(
+                "register_read",
+                [
+                    self.field_node(_field(dst, mce)),
+                    {"type": "register_array", "value": ref.name},
+                    idx,
+                ],
+                src,
+            )
+        elif kind == "register" and name == "write":
+            idx = ex.data(_arg(args, 0, mce), 32)
+            value = ex.data(_arg(args, 1, mce), ref.info.get("width"))
+            sink.prim(
+                "register_write", [{"type": "register_array", "value": ref.name}, idx, value], src
+            )
+        elif kind == "counter" and name == "count":
+            idx = ex.data(_arg(args, 0, mce), 32)
+            sink.prim("count", [{"type": "counter_array", "value": ref.name}, idx], src)
+        elif kind == "direct_counter" and name == "count":
+            pass  # counted by the table
+        elif kind == "meter" and name == "execute_meter":
+            idx = ex.data(_arg(args, 0, mce), 32)
+            dst = ex.lvalue(_arg(args, 1, mce))
+            sink.prim(
+                "execute_meter",
+                [
+                    {"type": "meter_array", "value": ref.name},
+                    idx,
+                    self.field_node(_field(dst, mce)),
+                ],
+                src,
+            )
+        elif kind == "direct_meter" and name == "read":
+            dst = _field(ex.lvalue(_arg(args, 0, mce)), mce)
+            prev = ref.info.get("result_target")
+            target = [dst.header, dst.field]
+            if prev is not None and prev != target:
+                raise CompileError(
+                    "a direct meter can be read into only one field on this target", mce.loc
+                )
+            ref.info["result_target"] = target
+            ref.info["json"]["result_target"] = target
+        else:
+            raise CompileError(f"`{kind}.{name}` is not supported on this target", mce.loc)
+
+    def extern_function(
+        self, mce: A.MethodCallExpression, scope: Scope, sink: Sink, src: J.Node | None
+    ) -> None:
+        call = mce.call
+        assert call is not None
+        ex = ExprLowering(self, scope, sink)
+        args = self.call_args(call)
+        name = call.name
+        if name == "mark_to_drop":
+            sink.prim("mark_to_drop", [{"type": "header", "value": STANDARD_METADATA}], src)
+        elif name == "hash":
+            dst = _field(ex.lvalue(_arg(args, 0, mce)), mce)
+            algo = _algo(_arg(args, 1, mce))
+            base = ex.data(_arg(args, 2, mce), dst.width)
+            calc = self.calculation(algo, _arg(args, 3, mce), scope, sink)
+            size = ex.data(_arg(args, 4, mce))
+            sink.prim(
+                "modify_field_with_hash_based_offset",
+                [self.field_node(dst), base, {"type": "calculation", "value": calc}, size],
+                src,
+            )
+        elif name == "random":
+            dst = _field(ex.lvalue(_arg(args, 0, mce)), mce)
+            lo = ex.data(_arg(args, 1, mce), dst.width)
+            hi = ex.data(_arg(args, 2, mce), dst.width)
+            sink.prim("modify_field_rng_uniform", [self.field_node(dst), lo, hi], src)
+        elif name == "digest":
+            receiver = ex.data(_arg(args, 0, mce), 32)
+            lid = self.learn_list(_arg(args, 1, mce), call, scope, sink)
+            sink.prim("generate_digest", [receiver, J.hexstr(lid, 32)], src)
+        elif name in ("clone", "clone_preserving_field_list"):
+            kind = _arg(args, 0, mce).const_value
+            member = kind.member if isinstance(kind, T.EnumValue) else None
+            if member not in ("I2E", "E2E"):
+                raise CompileError("the clone type must be CloneType.I2E or E2E", mce.loc)
+            session = ex.data(_arg(args, 1, mce), 32)
+            fl = 0
+            if name == "clone_preserving_field_list":
+                fl = self.field_list(_const_int(_arg(args, 2, mce)), mce.loc)
+            prim = (
+                "clone_ingress_pkt_to_egress" if member == "I2E" else "clone_egress_pkt_to_egress"
+            )
+            sink.prim(prim, [session, J.hexstr(fl, 32)], src)
+        elif name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            fl = self.field_list(_const_int(_arg(args, 0, mce)), mce.loc)
+            sink.prim(name.split("_")[0], [J.hexstr(fl, 32)], src)
+        elif name == "truncate":
+            sink.prim("truncate", [ex.data(_arg(args, 0, mce), 32)], src)
+        elif name in ("assert", "assume"):
+            sink.prim(name, [ex.boolean(_arg(args, 0, mce))], src)
+        elif name == "log_msg":
+            self.log_msg(mce, args, ex, sink, src)
+        elif name in (
+            "verify_checksum",
+            "update_checksum",
+            "verify_checksum_with_payload",
+            "update_checksum_with_payload",
+        ):
+            self.checksum(mce, args, scope, sink)
+        else:
+            raise CompileError(f"extern `{name}` is not supported on this target", mce.loc)
+
+    def log_msg(
+        self,
+        mce: A.MethodCallExpression,
+        args: list[A.Expression | None],
+        ex: ExprLowering,
+        sink: Sink,
+        src: J.Node | None,
+    ) -> None:
+        msg = _arg(args, 0, mce)
+        if not isinstance(msg, A.StringLiteral):
+            raise CompileError("log_msg needs a string literal", mce.loc)
+        values: list[J.Node] = []
+        if len(args) > 1 and args[1] is not None:
+            data = args[1]
+            elems = data.elements if isinstance(data, A.ListExpression) else None
+            if isinstance(data, A.StructExpression):
+                elems = [nf.value for nf in data.fields]
+            if elems is None:
+                loc = ex.lvalue(data)
+                values = [self.field_node(f) for f in flatten_fields(loc)]
+            else:
+                values = [ex.data(e) for e in elems]
+        sink.prim(
+            "log_msg",
+            [
+                {"type": "string", "value": msg.value},
+                {"type": "parameters_vector", "value": values},
+            ],
+            src,
+        )
+
+    def checksum(
+        self,
+        mce: A.MethodCallExpression,
+        args: list[A.Expression | None],
+        scope: Scope,
+        sink: Sink,
+    ) -> None:
+        call = mce.call
+        assert call is not None
+        name = call.name
+        want = "verify" if name.startswith("verify") else "update"
+        if self.checksum_mode != want:
+            raise CompileError(
+                f"{name} can only be called in the "
+                f"{'VerifyChecksum' if want == 'verify' else 'ComputeChecksum'} control",
+                mce.loc,
+            )
+        ex = ExprLowering(self, scope, None)
+        cond_e = _arg(args, 0, mce)
+        algo = _algo(_arg(args, 3, mce))
+        calc = self.calculation(
+            algo, _arg(args, 1, mce), scope, None, payload=name.endswith("_with_payload")
+        )
+        target = _field(ex.lvalue(_arg(args, 2, mce)), mce)
+        cv = cond_e.const_value
+        if_cond = None if cv is True else ex.boolean(cond_e)
+        self.checksums.append(
+            {
+                "name": self.fresh("cksum"),
+                "id": len(self.checksums),
+                "source_info": source_info(mce.loc, print_expr(mce)),
+                "target": [target.header, target.field],
+                "type": "generic",
+                "calculation": calc,
+                "verify": want == "verify",
+                "update": want == "update",
+                "if_cond": if_cond,
+            }
+        )
+
+    # ------------------------------------------------------------------ field lists
+    def data_list(self, data: A.Expression, scope: Scope, sink: Sink | None) -> list[J.Node]:
+        """The fields of a hash / checksum / digest data argument as input nodes."""
+        ex = ExprLowering(self, scope, sink)
+        elems: list[A.Expression]
+        if isinstance(data, A.ListExpression):
+            elems = data.elements
+        elif isinstance(data, A.StructExpression):
+            elems = [nf.value for nf in data.fields]
+        else:
+            elems = [data]
+        out: list[J.Node] = []
+        for e in elems:
+            cv = e.const_value
+            if isinstance(cv, int) and not isinstance(cv, bool):
+                w = width_hint(e) or max(cv.bit_length(), 1)
+                node = J.hexstr(cv, w)
+                node["bitwidth"] = w
+                out.append(node)
+                continue
+            if isinstance(e, A.ListExpression | A.StructExpression):
+                out.extend(self.data_list(e, scope, sink))
+                continue
+            b = None
+            if isinstance(e, A.PathExpression | A.Member | A.ArrayIndex):
+                b = ex.binding_of(e)
+            if isinstance(b, HeaderLoc) and b.dynamic is None:
+                out.append({"type": "header", "value": b.name})
+            elif isinstance(b, StructLoc):
+                out.extend(self.field_node(f) for f in flatten_fields(b))
+            elif isinstance(b, FieldLoc) and b.dynamic is None:
+                out.append(self.field_node(b))
+            else:
+                if sink is None:
+                    raise CompileError(
+                        "only fields, headers and constants are supported in this list", e.loc
+                    )
+                t = e.type or T.INT
+                tmp = self.storage.new_scalar(self.fresh("tmp"), t)
+                sink.assign(self.field_node(tmp), ex.data(e, tmp.width))
+                out.append(self.field_node(tmp))
+        return out
+
+    def calculation(
+        self,
+        algo: str,
+        data: A.Expression,
+        scope: Scope,
+        sink: Sink | None,
+        payload: bool = False,
+    ) -> str:
+        inputs = self.data_list(data, scope, sink)
+        if payload:
+            inputs.append({"type": "payload", "value": None})
+        key = repr((algo, inputs))
+        if key in self._calc_keys:
+            return self._calc_keys[key]
+        name = self.fresh("calc")
+        self.calculations.append(
+            {
+                "name": name,
+                "id": len(self.calculations),
+                "source_info": source_info(data.loc),
+                "algo": algo,
+                "input": inputs,
+            }
+        )
+        self._calc_keys[key] = name
+        return name
+
+    def field_list(self, index: int, loc: SourceLocation | None) -> int:
+        """The id of the field list of user-metadata fields annotated @field_list(index)."""
+        if index in self._field_list_ids:
+            return self._field_list_ids[index]
+        elements: list[J.Node] = []
+        if self.meta_loc is not None and isinstance(self.meta_type, T.StructType):
+            _collect_field_list(self.meta_type, self.meta_loc, index, elements, self)
+        ident = len(self.field_lists) + 1
+        self.field_lists.append({"id": ident, "name": f"field_list{index}", "elements": elements})
+        self._field_list_ids[index] = ident
+        return ident
+
+    def learn_list(self, data: A.Expression, call: A.CallInfo, scope: Scope, sink: Sink) -> int:
+        t = call.type_args[0] if call.type_args else data.type
+        tname = t.name if isinstance(t, T.StructLikeType) else f"digest_{len(self.learn_lists)}"
+        elements = self.data_list(data, scope, sink)
+        key = tname
+        if key in self._learn_ids:
+            ident = self._learn_ids[key]
+            prev = self.learn_lists[ident - 1]
+            if prev["elements"] != elements:
+                # Same digest type from different fields: a separate list.
+                key = f"{tname}#{len(self.learn_lists)}"
+            else:
+                return ident
+        ident = len(self.learn_lists) + 1
+        self.learn_lists.append({"id": ident, "name": tname, "elements": elements})
+        self._learn_ids[key] = ident
+        if isinstance(t, T.StructLikeType) and not any(d.name == tname for d in self.cp.digests):
+            fields = [(f.name, f.type) for f in t.fields if is_scalar_type(f.type)]
+            self.cp.digests.append(DigestInfo(tname, fields, tname, loc=data.loc))
+        return ident
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def scope_return(scope: Scope) -> ReturnInfo | None:
+    s: Scope | None = scope
+    while s is not None:
+        if s.return_label is not None:
+            return s.return_label
+        s = s.parent
+    return None
+
+
+def flatten_fields(loc: Loc) -> list[FieldLoc]:
+    if isinstance(loc, FieldLoc):
+        return [loc]
+    if isinstance(loc, HeaderLoc | StructLoc):
+        out: list[FieldLoc] = []
+        for f in loc.fields.values():
+            out.extend(flatten_fields(f))
+        return out
+    raise CompileError("expected fields")
+
+
+def _collect_field_list(
+    st: T.StructType, loc: Loc, index: int, out: list[J.Node], lw: Lowering
+) -> None:
+    if not isinstance(loc, StructLoc):
+        return
+    for f in st.fields:
+        sub = loc.fields.get(f.name)
+        ft = T.strip_newtype(f.type)
+        if isinstance(ft, T.StructType) and sub is not None:
+            _collect_field_list(ft, sub, index, out, lw)
+            continue
+        for ann in f.annotations:
+            if ann.name != "field_list" or not ann.expressions:
+                continue
+            ids = [x.const_value for x in ann.expressions]
+            if index in ids and isinstance(sub, FieldLoc):
+                out.append(lw.field_node(sub))
+
+
+def _arg(args: list[A.Expression | None], i: int, mce: A.MethodCallExpression) -> A.Expression:
+    if i >= len(args) or args[i] is None:
+        raise CompileError(f"missing argument {i + 1}", mce.loc)
+    a = args[i]
+    assert a is not None
+    return a
+
+
+def _field(loc: Loc, mce: A.MethodCallExpression) -> FieldLoc:
+    if not isinstance(loc, FieldLoc):
+        raise CompileError("expected a scalar field as the destination", mce.loc)
+    return loc
+
+
+def _algo(e: A.Expression) -> str:
+    cv = e.const_value
+    if isinstance(cv, T.EnumValue) and cv.member in HASH_ALGOS:
+        return HASH_ALGOS[cv.member]
+    raise CompileError("expected a HashAlgorithm constant", e.loc)
+
+
+def _const_int(e: A.Expression) -> int:
+    cv = e.const_value
+    if isinstance(cv, int) and not isinstance(cv, bool):
+        return cv
+    raise CompileError("expected a compile-time constant", e.loc)
+
+
+def _width_or_none(t: T.Type) -> int | None:
+    try:
+        return value_width(t)
+    except CompileError:
+        return None
+
+
+__all__ = ["ActionSink", "Lowering", "ReturnInfo", "RuntimeData", "source_info"]

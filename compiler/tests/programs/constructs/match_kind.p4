@@ -1,0 +1,63 @@
+/* A program may declare its own match kinds; declaring one (without using it
+ * in a table) is valid for the BMv2 target. */
+#include <core.p4>
+#include <v1model.p4>
+
+match_kind {
+    fuzzy_prefix
+}
+
+header h_t {
+    bit<16> f;
+}
+
+struct metadata { }
+
+struct headers {
+    h_t h;
+}
+
+parser MyParser(packet_in packet, out headers hdr, inout metadata meta,
+                inout standard_metadata_t standard_metadata) {
+    state start {
+        packet.extract(hdr.h);
+        transition accept;
+    }
+}
+
+control MyVerifyChecksum(inout headers hdr, inout metadata meta) {
+    apply { }
+}
+
+control MyIngress(inout headers hdr, inout metadata meta,
+                  inout standard_metadata_t standard_metadata) {
+    action set_port(bit<9> port) {
+        standard_metadata.egress_spec = port;
+    }
+    table t {
+        key = { hdr.h.f: exact; }
+        actions = { set_port; NoAction; }
+        default_action = NoAction();
+    }
+    apply {
+        t.apply();
+    }
+}
+
+control MyEgress(inout headers hdr, inout metadata meta,
+                 inout standard_metadata_t standard_metadata) {
+    apply { }
+}
+
+control MyComputeChecksum(inout headers hdr, inout metadata meta) {
+    apply { }
+}
+
+control MyDeparser(packet_out packet, in headers hdr) {
+    apply {
+        packet.emit(hdr.h);
+    }
+}
+
+V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(),
+         MyComputeChecksum(), MyDeparser()) main;
