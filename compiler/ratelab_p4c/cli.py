@@ -272,7 +272,9 @@ def run(argv: list[str]) -> int:
         sys.stderr.write("internal compiler error: program nesting is too deep\n")
         return 2
     except Exception as e:
-        sys.stderr.write(f"internal compiler error: {type(e).__name__}: {e}\n")
+        notes = "; ".join(getattr(e, "__notes__", []))
+        where = f" ({notes})" if notes else ""
+        sys.stderr.write(f"internal compiler error: {type(e).__name__}: {e}{where}\n")
         return 2
 
 

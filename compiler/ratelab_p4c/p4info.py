@@ -202,17 +202,60 @@ def build_p4info(cp: ControlPlaneModel) -> p4info_pb2.P4Info:
             mem = se.members.add()
             mem.name = mname
             mem.value = value.to_bytes(max(1, (e.width + 7) // 8), "big", signed=value < 0)
-    for nt in cp.new_types:
+    _new_types(info, cp)
+    return info
+
+
+def _new_types(info: p4info_pb2.P4Info, cp: ControlPlaneModel) -> None:
+    """type_info.new_types for every `type` the P4Info names, and the control-plane
+    width of translated ones (p4c: the SDN width replaces the data-plane width)."""
+    by_name = {nt.name: nt for nt in cp.new_types}
+    used: set[str] = set()
+
+    def visit(msg: object, width_field: str | None) -> None:
+        tn = getattr(msg, "type_name", None)
+        if tn is None or not tn.name or tn.name not in by_name:
+            return
+        used.add(tn.name)
+        nt = by_name[tn.name]
+        if width_field and nt.translation_uri is not None:
+            setattr(
+                msg,
+                width_field,
+                0 if nt.translation_is_string else (nt.translation_width or nt.width),
+            )
+
+    for t in info.tables:
+        for mf in t.match_fields:
+            visit(mf, "bitwidth")
+    for a in info.actions:
+        for p in a.params:
+            visit(p, "bitwidth")
+    for v in info.value_sets:
+        for mf in v.match:
+            visit(mf, "bitwidth")
+    for c in list(info.counters) + list(info.meters) + list(info.registers):
+        if c.index_type_name.name in by_name:
+            used.add(c.index_type_name.name)
+    for r in info.registers:
+        if r.type_spec.HasField("new_type"):
+            used.add(r.type_spec.new_type.name)
+    for st in info.type_info.structs.values():
+        for m in st.members:
+            if m.type_spec.HasField("new_type"):
+                used.add(m.type_spec.new_type.name)
+    for name in sorted(used):
+        nt = by_name[name]
+        spec = info.type_info.new_types[name]
         if nt.translation_uri is None:
+            spec.original_type.bitstring.bit.bitwidth = nt.width
             continue
-        spec = info.type_info.new_types[nt.name]
         tr = spec.translated_type
         tr.uri = nt.translation_uri
         if nt.translation_is_string:
             tr.sdn_string.SetInParent()
         else:
             tr.sdn_bitwidth = nt.translation_width or nt.width
-    return info
 
 
 def _type_spec(spec: p4types_pb2.P4DataTypeSpec, t: T.Type) -> None:

@@ -925,6 +925,8 @@ class Checker:
             m.decl = found[0]
             d = found[0]
             if isinstance(d, ast.ActionDecl):
+                if e.type_args:
+                    raise _err(f"action '{d.name}' takes no type arguments", e)
                 if self.ctx.in_function:
                     raise _err("actions cannot be called from functions", e)
                 if self.ctx.in_parser:

@@ -29,8 +29,17 @@ def test_header_types_instances_and_scalars(tmp_path: Path) -> None:
     assert types["h_t"]["fields"][3] == ["s", 8, True]  # int<8> is signed
     sm = types["standard_metadata"]["fields"]
     names = [f[0] for f in sm]
-    for f in ("ingress_port", "egress_spec", "enq_qdepth", "deq_timedelta", "parser_error",
-              "priority", "mcast_grp", "egress_rid", "checksum_error"):
+    for f in (
+        "ingress_port",
+        "egress_spec",
+        "enq_qdepth",
+        "deq_timedelta",
+        "parser_error",
+        "priority",
+        "mcast_grp",
+        "egress_rid",
+        "checksum_error",
+    ):
         assert f in names
     assert sum(f[1] for f in sm) % 8 == 0  # padded like p4c
     scal = types["scalars_0"]["fields"]
@@ -108,9 +117,7 @@ def test_signed_arithmetic_uses_two_comp_mod(tmp_path: Path) -> None:
 
 
 def test_bool_metadata_uses_b2d_and_d2b(tmp_path: Path) -> None:
-    r = compile_ingress(
-        tmp_path, "", "meta.flag = hdr.h.a == 1;\n if (meta.flag) { hdr.h.b = 7; }"
-    )
+    r = compile_ingress(tmp_path, "", "meta.flag = hdr.h.a == 1;\n if (meta.flag) { hdr.h.b = 7; }")
     env = Env(r.json)
     env.valid["h"] = True
     env.set("h", "a", 1)
@@ -255,8 +262,11 @@ control Sub(inout h_t h) {
 """
     r = compile_text(
         tmp_path,
-        program("Sub() sub;", "hdr.h.c = (bit<16>)pick(hdr.h.a, hdr.h.b);\n sub.apply(hdr.h);"
-                "\n hdr.h.w = 1;", top=top),  # fmt: skip
+        program(
+            "Sub() sub;",
+            "hdr.h.c = (bit<16>)pick(hdr.h.a, hdr.h.b);\n sub.apply(hdr.h);\n hdr.h.w = 1;",
+            top=top,
+        ),
     )
     for a, b, c, bout in ((5, 3, 5, 77), (0, 9, 9, 9)):
         env = Env(r.json)

@@ -14,7 +14,9 @@ LOCALS = """
     direct_counter(CounterType.packets) hits;
     counter(32w16, CounterType.bytes) bytes_ctr;
     @name("renamed_reg") register<bit<48>>(64) r;
-    action fwd(bit<9> port, bit<32> nh) { sm.egress_spec = port; hdr.h.w = nh; bytes_ctr.count(32w0); }
+    action fwd(bit<9> port, bit<32> nh) {
+        sm.egress_spec = port; hdr.h.w = nh; bytes_ctr.count(32w0);
+    }
     @name(".global_drop") action drop() { mark_to_drop(sm); }
     @hidden action secret() { }
     @id(0x01000077) action pinned() { }
@@ -88,7 +90,11 @@ def test_resources(tmp_path: Path) -> None:
     assert dc.spec.unit == p4info_pb2.CounterSpec.PACKETS
     assert list(info.tables[0].direct_resource_ids) == [dc.preamble.id]
     (c,) = info.counters
-    assert (c.preamble.name, c.size, c.spec.unit) == ("I.bytes_ctr", 16, p4info_pb2.CounterSpec.BYTES)
+    assert (c.preamble.name, c.size, c.spec.unit) == (
+        "I.bytes_ctr",
+        16,
+        p4info_pb2.CounterSpec.BYTES,
+    )
     (reg,) = info.registers
     assert reg.preamble.name == "I.renamed_reg"
     assert reg.type_spec.bitstring.bit.bitwidth == 48 and reg.size == 64

@@ -201,3 +201,19 @@ def test_non_utf8_input_is_a_compile_error(tmp_path: Path) -> None:
 def test_long_expressions_do_not_overflow_the_stack(tmp_path: Path) -> None:
     main = write(tmp_path / "m.p4", "const bit<8> X = " + " + ".join(["8w1"] * 3000) + ";\n")
     assert parse_and_check(str(main)).find("X").value.const_value == 3000 % 256
+
+
+def test_undefined_macros_are_zero_in_conditions(tmp_path: Path) -> None:
+    src = write(
+        tmp_path / "u.p4",
+        "#if NOT_DEFINED\nconst bit<8> A = 1;\n#else\nconst bit<8> A = 2;\n#endif\n"
+        "#if NOT_DEFINED > 3 || defined(ALSO_NOT)\nconst bit<8> B = 1;\n#endif\n",
+    )
+    p = parse_and_check(str(src))
+    assert p.find("A").value.const_value == 2 and p.find("B") is None
+
+
+def test_included_twice_with_guard_is_read_once(tmp_path: Path) -> None:
+    write(tmp_path / "g.p4", "#ifndef G_P4\n#define G_P4\nconst bit<8> G = 1;\n#endif\n")
+    main = write(tmp_path / "m.p4", '#include "g.p4"\n#include "g.p4"\nconst bit<8> H = G;\n')
+    assert parse_and_check(str(main)).find("H").value.const_value == 1

@@ -59,6 +59,21 @@ def _block(arg: A.Argument | None, what: str, main: A.InstanceDecl) -> tuple[A.N
 
 
 def compile_program(program: A.Program, program_name: str = "") -> BackendResult:
+    """Lower a checked program; every CompileError carries a source location."""
+    lw = Lowering(program)
+    try:
+        return _compile(program, program_name, lw)
+    except CompileError as e:
+        if e.location is None:
+            e.location = lw.cur_loc
+        raise
+    except Exception as e:
+        if lw.cur_loc is not None:
+            e.add_note(f"while compiling {lw.cur_loc}")
+        raise
+
+
+def _compile(program: A.Program, program_name: str, lw: Lowering) -> BackendResult:
     main = program.main
     if main is None:
         raise CompileError("the program has no `main` package instance")
@@ -66,7 +81,6 @@ def compile_program(program: A.Program, program_name: str = "") -> BackendResult
     if not isinstance(pkg, A.PackageTypeDecl) or pkg.name != "V1Switch":
         raise CompileError("this target needs `main` to be a V1Switch package", main.loc)
     args = dict(zip(_BLOCKS, main.params_to_args, strict=False))
-    lw = Lowering(program)
     blocks = {k: _block(args.get(k), k, main) for k in _BLOCKS}
     parser_decl = blocks["p"][0]
     if not isinstance(parser_decl, A.ParserDecl):
@@ -177,7 +191,22 @@ def compile_program(program: A.Program, program_name: str = "") -> BackendResult
         "program": program_name,
         "__meta__": {"version": JSON_VERSION, "compiler": f"ratelab-p4c {__version__}"},
     }
+    _drop_null_source_info(doc)
     return BackendResult(doc, lw.cp)
+
+
+def _drop_null_source_info(node: Any) -> None:
+    """Leave out "source_info" where no location is known (p4c omits it too)."""
+    if isinstance(node, dict):
+        if node.get("source_info", 0) is None:
+            del node["source_info"]
+        for v in node.values():
+            if isinstance(v, dict | list):
+                _drop_null_source_info(v)
+    elif isinstance(node, list):
+        for v in node:
+            if isinstance(v, dict | list):
+                _drop_null_source_info(v)
 
 
 def _collect_types(program: A.Program, cp: ControlPlaneModel) -> None:
@@ -214,14 +243,18 @@ def _collect_types(program: A.Program, cp: ControlPlaneModel) -> None:
             info = NewTypeInfo(nt.name, w)
             ann = d.annotation("p4runtime_translation")
             if ann is not None and ann.expressions:
-                info.translation_uri = ann.string_arg()
+                info.translation_uri = ann.string_arg() or ""
                 if len(ann.expressions) > 1:
                     second = ann.expressions[1]
                     v = second.const_value
-                    if isinstance(v, int):
+                    if isinstance(second, A.IntLiteral):
+                        v = second.value
+                    if isinstance(v, int) and not isinstance(v, bool):
                         info.translation_width = v
                     elif isinstance(second, A.PathExpression) and second.name == "string":
                         info.translation_is_string = True
+                elif ann.tokens and ann.tokens[-1] == "string":
+                    info.translation_is_string = True
             cp.new_types.append(info)
 
 

@@ -129,7 +129,7 @@ class ControlLowering:
         if sink.empty():
             return
         act_name = self.lw.fresh("act")
-        action = self.lw.add_action_json(act_name, [], sink.items, self.pending_loc)
+        action = self.lw.add_action_json(act_name, [], sink.finish(), self.pending_loc)
         tbl = self.synth_table(f"tbl_{act_name}", action)
         out.append(Flow("act", tbl))
 
@@ -192,6 +192,7 @@ class ControlLowering:
         return all(self.statement(s, scope, out) for s in stmts)
 
     def statement(self, s: A.Node, scope: Scope, out: list[Flow]) -> bool:
+        self.lw.at(s)
         if isinstance(s, A.BlockStatement):
             return self.block(s.statements, scope, out)
         if isinstance(s, A.MethodCallStatement):
@@ -219,7 +220,7 @@ class ControlLowering:
             out.append(Flow("return"))
             return False
         if isinstance(s, A.ExitStatement):
-            self.sink(s.loc).prim("exit", [], source_info(s.loc))
+            self.sink(s.loc).exit(source_info(s.loc))
             self.flush(out)
             out.append(Flow("exit"))
             return False
@@ -344,6 +345,7 @@ class ControlLowering:
     def table_json(self, st: TableState, loc: SourceLocation | None) -> dict[str, Any]:
         lw = self.lw
         decl, scope = st.decl, st.scope
+        lw.at(decl)
         info = TableInfo(
             st.name,
             explicit_id=id_annotation(decl),

@@ -179,6 +179,9 @@ class ExprLowering:
             left = self.boolean(e.left)
             right = self.boolean(e.right)
             return J.op("and" if o == "&&" else "or", left, right), True
+        if o in ("==", "!=") and _is_composite(e.left.type):
+            eq = self._composite_eq(e.left, e.right)
+            return (eq, True) if o == "==" else (J.op("not", None, eq), True)
         if o in _COMPARE:
             w = width_hint(e.left) or width_hint(e.right)
             left = self.data(e.left, w)
@@ -209,6 +212,65 @@ class ExprLowering:
         if o in ("&", "|", "^", ">>", "/", "%"):
             return J.op(o, left, right), False
         raise CompileError(f"unsupported operator {o}", e.loc)
+
+    def _composite_eq(self, left: A.Expression, right: A.Expression) -> J.Node:
+        """Field-wise equality of headers / structs (headers: both invalid, or both valid
+        with equal fields), as p4c expands it."""
+        a = self._composite_leaves(left)
+        b = self._composite_leaves(right)
+        if len(a) != len(b):
+            raise CompileError("cannot compare values of different types", left.loc)
+        result: J.Node | None = None
+        for (x, xb), (y, yb) in zip(a, b, strict=True):
+            if xb != yb:
+                raise CompileError("cannot compare values of different types", left.loc)
+            term = J.op("==", J.b2d(x) if xb else x, J.b2d(y) if yb else y)
+            result = term if result is None else J.op("and", result, term)
+        return result if result is not None else J.boolean(True)
+
+    def _composite_leaves(self, e: A.Expression) -> list[tuple[J.Node, bool]]:
+        if isinstance(e, A.ListExpression | A.StructExpression):
+            items = e.elements if isinstance(e, A.ListExpression) else [f.value for f in e.fields]
+            out: list[tuple[J.Node, bool]] = []
+            for x in items:
+                if _is_composite(x.type):
+                    out.extend(self._composite_leaves(x))
+                else:
+                    out.append(self._rv(x, width_hint(x)))
+            return out
+        return self._loc_leaves(self.lvalue(e))
+
+    def _loc_leaves(self, loc: Loc) -> list[tuple[J.Node, bool]]:
+        if isinstance(loc, FieldLoc):
+            node = self.lw.field_node(loc)
+            if isinstance(T.strip_newtype(loc.type), T.BoolType):
+                return [(J.d2b(node), True)]
+            return [(node, False)]
+        if isinstance(loc, HeaderLoc):
+            valid = self.lw.valid_node(loc)
+            leaves = [(valid, True)]
+            for f in loc.fields.values():
+                # Fields only matter when valid: (valid ? field : 0).
+                fl = self._loc_leaves(f)[0]
+                node = J.b2d(fl[0]) if fl[1] else fl[0]
+                leaves.append((J.op("?", node, J.hexstr(0, 1), valid), False))
+            return leaves
+        if isinstance(loc, StructLoc):
+            out: list[tuple[J.Node, bool]] = []
+            for f in loc.fields.values():
+                out.extend(self._loc_leaves(f))
+            return out
+        if isinstance(loc, StackLoc):
+            out = []
+            for el in loc.elements:
+                out.extend(self._loc_leaves(el))
+            return out
+        if isinstance(loc, UnionLoc):
+            out = []
+            for m in loc.members.values():
+                out.extend(self._loc_leaves(m))
+            return out
+        raise CompileError("cannot compare these values")
 
     def _cast(self, e: A.Cast) -> tuple[J.Node, bool]:
         dst = T.strip_newtype(e.type or T.VOID)
@@ -296,6 +358,11 @@ class ExprLowering:
 # ---------------------------------------------------------------------- printing
 
 
+def _is_composite(t: T.Type | None) -> bool:
+    t = T.strip_newtype(t) if t is not None else None
+    return isinstance(t, T.StructLikeType | T.HeaderStackType | T.TupleType)
+
+
 def print_expr(e: A.Expression | None) -> str:
     """The expression as p4c prints it in names (table keys)."""
     if e is None:
@@ -321,4 +388,20 @@ def print_expr(e: A.Expression | None) -> str:
         return f"{print_expr(e.left)} {e.op} {print_expr(e.right)}"
     if isinstance(e, A.Cast):
         return f"({e.type}){print_expr(e.expr)}"
+    if isinstance(e, A.ListExpression):
+        return "{" + ", ".join(print_expr(x) for x in e.elements) + "}"
+    if isinstance(e, A.StructExpression):
+        return "{" + ", ".join(f"{f.name} = {print_expr(f.value)}" for f in e.fields) + "}"
+    if isinstance(e, A.Ternary):
+        return f"{print_expr(e.cond)} ? {print_expr(e.then)} : {print_expr(e.otherwise)}"
+    if isinstance(e, A.StringLiteral):
+        return f'"{e.value}"'
+    if isinstance(e, A.MaskExpression):
+        return f"{print_expr(e.value)} &&& {print_expr(e.mask)}"
+    if isinstance(e, A.RangeExpression):
+        return f"{print_expr(e.lo)} .. {print_expr(e.hi)}"
+    if isinstance(e, A.DefaultExpression):
+        return "default"
+    if isinstance(e, A.DontCare):
+        return "_"
     return type(e).__name__

@@ -51,6 +51,7 @@ def declare_instance(
     lw: Lowering, d: A.InstanceDecl, prefix: str, pipe: Pipeline | None
 ) -> ExternRef:
     """Create the JSON object(s) and control-plane entry of an extern instance."""
+    lw.at(d)
     t = d.type
     if not isinstance(t, T.ExternType):
         raise CompileError(f"instances of `{t}` are not supported here", d.loc)

@@ -86,6 +86,7 @@ class Lowering:
         self.meta_type: T.Type | None = None
         self.checksum_mode: str | None = None  # "verify" / "update" inside checksum controls
         self.global_scope = Scope()
+        self.cur_loc: SourceLocation | None = program.main.loc if program.main else None
         self._table_actions: dict[Any, ActionInfo] = {}
         self._table_names: set[str] = set()
         self._table_count = 0
@@ -153,7 +154,7 @@ class Lowering:
         self.inline_body(decl.body, scope, sink, None)
         name = cp_name(decl, owner.prefix)
         hidden = decl.has_annotation("hidden")
-        info = self.add_action_json(name, params, sink.items, decl.loc, hidden)
+        info = self.add_action_json(name, params, sink.finish(), decl.loc, hidden)
         info.explicit_id = id_annotation(decl)
         info.annotations = annotations_of(decl)
         self._table_actions[key] = info
@@ -251,7 +252,13 @@ class Lowering:
         for s in body:
             self.stmt(s, scope, sink)
 
+    def at(self, node: A.Node | None) -> None:
+        """Remember where lowering is, for errors raised without a location."""
+        if node is not None and node.loc is not None:
+            self.cur_loc = node.loc
+
     def stmt(self, s: A.Node, scope: Scope, sink: Sink) -> None:
+        self.at(s)
         ex = ExprLowering(self, scope, sink)
         src = source_info(s.loc)
         if isinstance(s, A.AssignmentStatement):
@@ -280,7 +287,7 @@ class Lowering:
         elif isinstance(s, A.SwitchStatement):
             self.value_switch(s, scope, sink)
         elif isinstance(s, A.ExitStatement):
-            sink.prim("exit", [], src)
+            sink.exit(src)
         elif isinstance(s, A.ReturnStatement):
             self.return_stmt(s, scope, sink)
         elif isinstance(s, A.VariableDecl):
@@ -747,7 +754,8 @@ class Lowering:
         elif name == "truncate":
             sink.prim("truncate", [ex.data(_arg(args, 0, mce), 32)], src)
         elif name in ("assert", "assume"):
-            sink.prim(name, [ex.boolean(_arg(args, 0, mce))], src)
+            # Like p4c: the condition as data (b2d); BMv2's assert/assume take a Data.
+            sink.prim(name, [J.b2d(ex.boolean(_arg(args, 0, mce)))], src)
         elif name == "log_msg":
             self.log_msg(mce, args, ex, sink, src)
         elif name in (
@@ -781,7 +789,7 @@ class Lowering:
                 loc = ex.lvalue(data)
                 values = [self.field_node(f) for f in flatten_fields(loc)]
             else:
-                values = [ex.data(e) for e in elems]
+                values = [J.param(ex.data(e)) for e in elems]
         sink.prim(
             "log_msg",
             [

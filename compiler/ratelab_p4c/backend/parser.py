@@ -233,6 +233,7 @@ class ParserLowering:
 
     def statement(self, s: A.Node, sink: ParserSink, scope: Scope) -> None:
         lw = self.lw
+        lw.at(s)
         ex = ExprLowering(lw, scope, sink)
         if isinstance(s, A.BlockStatement):
             for x in s.statements:

@@ -39,11 +39,32 @@ class Sink:
     def patch(self, at: int, target: int) -> None:
         raise NotImplementedError
 
+    def exit(self, source: J.Node | None = None) -> None:
+        self.prim("exit", [], source)
+
 
 class ActionSink(Sink):
-    """The primitives of one action; conditionals become _jump/_jump_if_zero."""
+    """The primitives of one action; conditionals become _jump/_jump_if_zero.
+
+    BMv2's `exit` only marks the packet, the action goes on: each `exit` is followed by
+    a jump to the end of the action, patched by finish()."""
 
     supports_jumps = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._exit_jumps: list[int] = []
+
+    def exit(self, source: J.Node | None = None) -> None:
+        self.prim("exit", [], source)
+        self._exit_jumps.append(self.jump(None))
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The primitive list, with pending exit jumps pointing past the end."""
+        for at in self._exit_jumps:
+            self.patch(at, len(self.items))
+        self._exit_jumps = []
+        return self.items
 
     def prim(self, name: str, params: list[J.Node], source: J.Node | None = None) -> None:
         self.items.append(J.primitive(name, [J.param(p) for p in params], source))
@@ -74,6 +95,9 @@ class ParserSink(Sink):
 
     def assign(self, dst: J.Node, src: J.Node, source: J.Node | None = None) -> None:
         self.items.append({"op": "set", "parameters": [J.param(dst), J.param(src)]})
+
+    def exit(self, source: J.Node | None = None) -> None:
+        raise CompileError("`exit` is not allowed in a parser")
 
     def op(self, name: str, params: list[J.Node]) -> None:
         self.items.append({"op": name, "parameters": params})

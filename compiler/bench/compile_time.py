@@ -1,11 +1,19 @@
-"""The front end must handle a router-sized program (~600 lines plus core.p4 and
-v1model.p4) well under half a second."""
+"""Compile-time benchmark (`make bench`): how long ratelab-p4c takes, front end and
+whole compile, on the router program and on a synthetic 600-line program.
+
+Timings are written to a file, never asserted: these machines are shared and noisy.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+from ratelab_p4c import cli
 from ratelab_p4c.frontend import parse_and_check
 
 HEAD = """#include <core.p4>
@@ -78,15 +86,58 @@ V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(), MyComputeCheck
 """
 
 
-def test_router_sized_program_is_fast(tmp_path: Path) -> None:
-    text = HEAD + "".join(STAGE.format(i=i) for i in range(24)) + TAIL
-    assert text.count("\n") >= 600
-    src = tmp_path / "router.p4"
-    src.write_text(text)
+def best_of(runs: int, work: Callable[[], object]) -> float:
+    """The fastest of `runs` timings, in seconds (the least disturbed by other load)."""
     best = float("inf")
-    for _ in range(3):
+    for _ in range(runs):
         start = time.perf_counter()
-        program = parse_and_check(str(src))
+        work()
         best = min(best, time.perf_counter() - start)
-    assert program.main is not None
-    assert best < 0.5, f"front end took {best:.3f} s"
+    return best
+
+
+def compile_whole(source: Path, out_dir: Path) -> None:
+    argv = ["--target", "bmv2", "--arch", "v1model", "-o", str(out_dir), str(source)]
+    argv += ["--p4runtime-files", str(out_dir / f"{source.stem}.p4info.txtpb")]
+    if cli.run(argv) != 0:
+        raise SystemExit(f"compile_time: compiling {source} failed")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="results file to write")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    root = Path(__file__).resolve().parents[2]
+    rows: list[tuple[str, int, str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        synthetic = work / "synthetic.p4"
+        synthetic.write_text(HEAD + "".join(STAGE.format(i=i) for i in range(24)) + TAIL)
+        for source in (root / "p4src" / "router.p4", synthetic):
+            lines = _count_lines(source)
+            front = best_of(args.runs, lambda s=source: parse_and_check(str(s)))
+            whole = best_of(args.runs, lambda s=source: compile_whole(s, work))
+            rows.append((source.name, lines, "front end", front))
+            rows.append((source.name, lines, "front end + JSON + P4Info", whole))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w") as out:
+        out.write(f"# ratelab-p4c compile time, best of {args.runs} runs\n")
+        out.write(f"{'program':<16} {'lines':>6}  {'phase':<26} {'ms':>8}\n")
+        for name, lines, phase, seconds in rows:
+            out.write(f"{name:<16} {lines:>6}  {phase:<26} {seconds * 1000:>8.1f}\n")
+    print(args.out.read_text(), end="")
+    return 0
+
+
+def _count_lines(source: Path) -> int:
+    """Source lines including the program's own quoted includes (p4src/include/)."""
+    total = source.read_text().count("\n")
+    include_dir = source.parent / "include"
+    if source.name == "router.p4" and include_dir.is_dir():
+        total += sum(p.read_text().count("\n") for p in include_dir.glob("*.p4"))
+    return total
+
+
+if __name__ == "__main__":
+    sys.exit(main())
