@@ -70,6 +70,7 @@ def _arg_parser() -> _Parser:
     )
     p.add_argument("--arch", default="v1model", help="architecture (only v1model)")
     p.add_argument("--std", "-x", dest="std", default="p4-16", help="language (only p4-16)")
+    p.add_argument("--p4v", dest="p4v", default=None, help="language version (only 16)")
     p.add_argument(
         "-o",
         "--output",
@@ -142,25 +143,27 @@ def parse_args(argv: list[str]) -> Options | None:
             raise UsageError(f"unsupported {what} `{value}`: this compiler targets bmv2 only")
     if ns.arch.lower() != "v1model":
         raise UsageError(f"unsupported architecture `{ns.arch}`: only v1model is supported")
+    if ns.p4v is not None and ns.p4v not in ("16", "p4-16"):
+        raise UsageError(f"unsupported language version `{ns.p4v}`: only 16 is supported")
     if ns.std.lower() not in _STDS:
         raise UsageError(f"unsupported language `{ns.std}`: only p4-16 is supported")
     if ns.source is None:
         raise UsageError("no input file (usage: ratelab-p4c [options] file.p4)")
     opts = Options(ns.source, ns.output, verbose=ns.verbose)
-    for item in ns.p4rt_files:
-        opts.p4runtime_files.extend((f, None) for f in item.split(",") if f)
-    opts.p4runtime_files.extend((f, ns.p4rt_format) for f in ns.p4rt_file)
-    opts.p4runtime_files.extend((f, "text") for f in ns.p4info)
-    if ns.p4rt_format is not None and not ns.p4rt_file:
-        raise UsageError("--p4runtime-format needs --p4runtime-file")
     from .p4info import format_for
 
-    for path, fmt in opts.p4runtime_files:
-        if fmt is None:
+    for item in ns.p4rt_files:
+        for f in item.split(","):
+            if not f:
+                continue
             try:
-                format_for(path)
+                fmt = format_for(f, ns.p4rt_format)
             except CompileError as e:
                 raise UsageError(e.message) from None
+            opts.p4runtime_files.append((f, fmt))
+    # The older option: the format comes from --p4runtime-format (text by default).
+    opts.p4runtime_files.extend((f, ns.p4rt_format or "text") for f in ns.p4rt_file)
+    opts.p4runtime_files.extend((f, "text") for f in ns.p4info)
     opts.include_dirs = list(ns.include)
     for d in ns.define:
         name, _, value = d.partition("=")
@@ -202,6 +205,8 @@ def compile_all(opts: Options) -> Compilation:
         raise CompileError(f"{opts.source}: no such file")
     t0 = time.perf_counter()
     program = parse_and_check(opts.source, include_dirs=opts.include_dirs, defines=opts.defines)
+    for w in getattr(program, "warnings", []):
+        sys.stderr.write(w + "\n")
     t1 = time.perf_counter()
     result = compile_program(program, opts.source)
     outputs: dict[str, bytes] = {

@@ -98,6 +98,11 @@ def build_p4info(cp: ControlPlaneModel) -> p4info_pb2.P4Info:
             ar = tm.action_refs.add()
             ar.id = alloc.id_of(ids.ACTION, ref.action.name)
             ar.scope = _SCOPES[ref.scope]
+            # p4c lists the scope annotation itself too.
+            if ref.scope == "DEFAULT_ONLY":
+                ar.annotations.append("@defaultonly")
+            elif ref.scope == "TABLE_ONLY":
+                ar.annotations.append("@tableonly")
             ar.annotations.extend(ref.annotations)
         if t.const_default_action is not None:
             tm.const_default_action_id = alloc.id_of(ids.ACTION, t.const_default_action.name)

@@ -545,3 +545,133 @@ def test_conditional_expression_evaluates(tmp_path: Path) -> None:
     assert evaluate(cond["expression"], env) is True
     env.set("h", "a", 3)
     assert evaluate(cond["expression"], env) is False
+
+
+def test_table_hit_as_a_value(tmp_path: Path) -> None:
+    r = compile_ingress(
+        tmp_path,
+        TABLES,
+        "bool found = t.apply().hit;\n if (found && hdr.h.a == 1) { hdr.h.c = 1; }",
+    )
+    assert set(r.table("I.t")["next_tables"]) == {"__HIT__", "__MISS__"}
+    for installed, a, c in (({"I.t": Installed("I.set_b", [5])}, 1, 1), ({}, 1, 0)):
+        env = Env(r.json)
+        env.set("h", "a", a)
+        run_pipeline(env, "ingress", installed)
+        assert env.get("h", "c") == c
+
+
+@pytest.mark.parametrize(
+    ("cond", "a", "installed", "applied", "c"),
+    [
+        ("hdr.h.a == 1 && t.apply().hit", 1, True, True, 1),
+        ("hdr.h.a == 1 && t.apply().hit", 0, True, False, 0),
+        ("hdr.h.a == 1 || t.apply().miss", 1, False, False, 1),
+        ("hdr.h.a == 1 || t.apply().miss", 0, False, True, 1),
+        ("hdr.h.a == 1 || t.apply().miss", 0, True, True, 0),
+        ("(hdr.h.a == 1 ? t.apply().hit : false)", 1, True, True, 1),
+    ],
+)
+def test_table_applied_only_when_its_operand_is_evaluated(
+    tmp_path: Path, cond: str, a: int, installed: bool, applied: bool, c: int
+) -> None:
+    r = compile_ingress(tmp_path, TABLES, f"if ({cond}) {{ hdr.h.c = 1; }}")
+    env = Env(r.json)
+    env.set("h", "a", a)
+    run_pipeline(env, "ingress", {"I.t": Installed("I.set_b", [5])} if installed else {})
+    assert ("I.t" in env.trace) == applied
+    assert env.get("h", "c") == c
+
+
+def test_exit_inside_an_action_skips_the_rest_of_it(tmp_path: Path) -> None:
+    r = compile_ingress(
+        tmp_path,
+        "action a() { if (hdr.h.a == 0) { exit; } hdr.h.b = 1; }",
+        "a();\n hdr.h.c = 2;",
+    )
+    for a, b, c in ((0, 0, 0), (1, 1, 2)):
+        env = Env(r.json)
+        env.set("h", "a", a)
+        run_pipeline(env, "ingress")
+        assert (env.exited, env.get("h", "b"), env.get("h", "c")) == (a == 0, b, c)
+
+
+def test_header_equality_compares_validity_and_fields(tmp_path: Path) -> None:
+    r = compile_ingress(tmp_path, "", "if (hdr.h == hdr.h2) { hdr.h.c = 1; }")
+    cases = ((True, True, 1, 1, 1), (True, True, 1, 2, 0), (False, False, 1, 2, 1),
+             (True, False, 0, 0, 0))  # fmt: skip
+    for v1, v2, a1, a2, expected in cases:
+        env = Env(r.json)
+        env.valid.update({"h": v1, "h2": v2})
+        env.set("h", "a", a1)
+        env.set("h2", "a", a2)
+        run_pipeline(env, "ingress")
+        assert env.get("h", "c") == expected, (v1, v2, a1, a2)
+
+
+def test_in_arguments_are_copied_in(tmp_path: Path) -> None:
+    top = """
+control Sub(inout h_t h, in bit<8> v) {
+    apply {
+        h.a = 0;
+        h.b = v;
+    }
+}
+"""
+    r = compile_text(tmp_path, program("Sub() sub;", "sub.apply(hdr.h, hdr.h.a);", top=top))
+    env = Env(r.json)
+    env.set("h", "a", 9)
+    run_pipeline(env, "ingress")
+    assert (env.get("h", "a"), env.get("h", "b")) == (0, 9)
+
+
+def test_resubmit_recirculate_clone3_build_field_lists(tmp_path: Path) -> None:
+    r = compile_ingress(
+        tmp_path,
+        "",
+        "if (hdr.h.a == 1) { resubmit(meta); }\n"
+        " else { clone3(CloneType.I2E, 32w5, { meta.m, sm.ingress_port }); }",
+        egress_apply="recirculate({ meta.idx });",
+    )
+    lists = {fl["id"]: [e["value"] for e in fl["elements"]] for fl in r.json["field_lists"]}
+    ops = {p["op"]: p["parameters"] for p in r.primitives()}
+    resub = lists[int(ops["resubmit"][0]["value"], 16)]
+    assert ["scalars", "userMetadata.m"] in resub and len(resub) == 3
+    clone = ops["clone_ingress_pkt_to_egress"]
+    assert clone[0] == {"type": "hexstr", "value": "0x00000005"}
+    assert lists[int(clone[1]["value"], 16)] == [
+        ["scalars", "userMetadata.m"],
+        ["standard_metadata", "ingress_port"],
+    ]
+    assert lists[int(ops["recirculate"][0]["value"], 16)] == [["scalars", "userMetadata.idx"]]
+
+
+def test_synthesized_names_avoid_user_names(tmp_path: Path) -> None:
+    r = compile_text(
+        tmp_path,
+        program(
+            "table t { key = { hdr.h.a: exact; } actions = { act; } }",
+            "hdr.h.b = 1;\n t.apply();",
+            top="action act() { }\n",
+        ),
+    )
+    names = [a["name"] for a in r.json["actions"]]
+    assert len(names) == len(set(names)) and "act" in names
+    assert r.table("I.t")["actions"] == ["act", "NoAction"]  # NoAction: the default
+
+
+def test_varbit_header_and_copy(tmp_path: Path) -> None:
+    text = program("", "hdr.o2.opts = hdr.o.opts;")
+    text = text.replace(
+        "struct headers {\n    h_t h;\n    h_t h2;\n}",
+        "header o_t { varbit<320> opts; }\nstruct headers { h_t h; h_t h2; o_t o; o_t o2; }",
+    )
+    text = text.replace(
+        "pkt.extract(hdr.h);", "pkt.extract(hdr.h); pkt.extract(hdr.o, (bit<32>)hdr.h.a * 8);"
+    )
+    r = compile_text(tmp_path, text)
+    ot = next(t for t in r.json["header_types"] if t["name"] == "o_t")
+    assert ot["fields"] == [["opts", "*"]] and ot["max_length"] == 40
+    ops = [op["op"] for op in r.state("start")["parser_ops"]]
+    assert ops == ["extract", "extract_VL"]
+    assert "assign_VL" in [p["op"] for p in r.primitives()]

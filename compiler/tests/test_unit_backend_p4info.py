@@ -181,3 +181,28 @@ def test_formats(tmp_path: Path) -> None:
     assert format_for("a.json") == "json" and format_for("a.bin") == "binary"
     assert p4info_pb2.P4Info.FromString(serialize(info, "binary")) == info
     assert b'name: "I.route"' in serialize(info, "text")
+
+
+def test_new_types_and_translation(tmp_path: Path) -> None:
+    top = """
+type bit<9> port_t;
+@p4runtime_translation("p4.org/psa/v1/PortId_t", 32) type bit<9> xport_t;
+"""
+    locals_ = """
+    action fwd(port_t port, xport_t x) { sm.egress_spec = (bit<9>)port; }
+    table t { key = { sm.ingress_port: exact; } actions = { fwd; } }
+"""
+    r = compile_ingress(tmp_path, locals_, "t.apply();", top=top)
+    fwd = next(a for a in r.p4info.actions if a.preamble.name == "I.fwd")
+    port, x = fwd.params
+    assert (port.bitwidth, port.type_name.name) == (9, "port_t")
+    assert (x.bitwidth, x.type_name.name) == (32, "xport_t")  # the SDN width
+    nts = r.p4info.type_info.new_types
+    assert nts["port_t"].original_type.bitstring.bit.bitwidth == 9
+    tr = nts["xport_t"].translated_type
+    assert (tr.uri, tr.sdn_bitwidth) == ("p4.org/psa/v1/PortId_t", 32)
+    # The data plane keeps the P4 width.
+    assert r.action("I.fwd")["runtime_data"] == [
+        {"name": "port", "bitwidth": 9},
+        {"name": "x", "bitwidth": 9},
+    ]

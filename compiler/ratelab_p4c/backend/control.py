@@ -17,11 +17,11 @@ from . import jsonutil as J
 from .exprs import ExprLowering, print_expr, width_hint
 from .externs import declare_instance
 from .lower import Lowering, source_info
-from .model import ActionInfo, ActionParamInfo, ActionRefInfo, MatchFieldInfo, TableInfo
+from .model import ActionInfo, ActionRefInfo, MatchFieldInfo, TableInfo
 from .names import annotation_int, annotations_of, cp_name, id_annotation
-from .scope import ExprVal, ExternRef, Owner, RuntimeData, Scope
+from .scope import ExprVal, ExternRef, Owner, Scope
 from .sinks import ActionSink
-from .storage import FieldLoc, HeaderLoc, Loc, UnionLoc, value_width
+from .storage import FieldLoc, HeaderLoc, UnionLoc
 
 _MATCH_RANK = {"exact": 0, "lpm": 1, "ternary": 2, "optional": 2, "range": 3}
 
@@ -203,6 +203,7 @@ class ControlLowering:
             if call is not None and call.kind == "control_apply":
                 self.apply_control(s.call, scope, out)
                 return True
+            self.hoist_table_results(s.call, scope, out)
             if (
                 call is not None
                 and call.kind == "action"
@@ -219,6 +220,10 @@ class ControlLowering:
             self.flush(out)
             out.append(Flow("return"))
             return False
+        if isinstance(s, A.AssignmentStatement):
+            self.hoist_table_results(s.rhs, scope, out)
+        elif isinstance(s, A.VariableDecl) and s.init is not None:
+            self.hoist_table_results(s.init, scope, out)
         if isinstance(s, A.ExitStatement):
             self.sink(s.loc).exit(source_info(s.loc))
             self.flush(out)
@@ -239,12 +244,7 @@ class ControlLowering:
             branches = {"then": then_flows, "else": else_flows}
             self.apply_table(apply_call, scope, out, "hit", branches, negate)
         else:
-            if _contains_table_apply(s.cond):
-                raise CompileError(
-                    "a table application in a condition must be `t.apply().hit` or "
-                    "`t.apply().miss` on this target",
-                    s.cond.loc,
-                )
+            self.hoist_table_results(s.cond, scope, out)
             cond = ExprLowering(self.lw, scope, self.sink(s.loc)).boolean(s.cond)
             self.flush(out)
             name = self.lw.fresh("node")
@@ -262,6 +262,124 @@ class ControlLowering:
         if s.otherwise is not None:
             self._branch(s.otherwise, scope, else_flows)
         return True
+
+    def hoist_table_results(self, e: A.Expression, scope: Scope, out: list[Flow]) -> None:
+        """Table applications used as values (`t.apply().hit` / `.miss`): apply the table
+        first and record the outcome in a temporary (as p4c does), which the expression
+        then reads.  Under `&&`, `||` and `?:` the application only happens when the
+        operand is evaluated, so such operators become conditionals writing a temporary."""
+        if not _contains_table_apply(e):
+            return
+        if _is_table_result(e):
+            assert isinstance(e, A.Member)
+            self._hoist_hit(e, scope, out)
+            return
+        if isinstance(e, A.BinaryOp) and e.op in ("&&", "||") and _contains_table_apply(e.right):
+            self.hoist_table_results(e.left, scope, out)
+            tmp = self.lw.storage.new_scalar(self.lw.fresh("cond"), T.BOOL)
+            ex = ExprLowering(self.lw, scope, self.sink(e.loc))
+            self.sink(e.loc).assign(self.lw.field_node(tmp), J.b2d(ex.boolean(e.left)))
+            test = J.d2b(self.lw.field_node(tmp))
+            self._guarded(
+                test if e.op == "&&" else J.op("not", None, test),
+                e,
+                scope,
+                out,
+                lambda flows: self._assign_value(tmp, e.right, scope, flows),
+                None,
+            )
+            scope.bind(e, ExprVal(J.d2b(self.lw.field_node(tmp)), T.BOOL, True))
+            return
+        if isinstance(e, A.Ternary) and (
+            _contains_table_apply(e.then) or _contains_table_apply(e.otherwise)
+        ):
+            self.hoist_table_results(e.cond, scope, out)
+            t = e.type or T.INT
+            tmp = self.lw.storage.new_scalar(self.lw.fresh("cond"), t)
+            test = ExprLowering(self.lw, scope, self.sink(e.loc)).boolean(e.cond)
+            self._guarded(
+                test,
+                e,
+                scope,
+                out,
+                lambda flows: self._assign_value(tmp, e.then, scope, flows),
+                lambda flows: self._assign_value(tmp, e.otherwise, scope, flows),
+            )
+            node = self.lw.field_node(tmp)
+            is_bool = isinstance(T.strip_newtype(t), T.BoolType)
+            scope.bind(e, ExprVal(J.d2b(node) if is_bool else node, t, is_bool))
+            return
+        if (
+            isinstance(e, A.MethodCallExpression)
+            and e.call is not None
+            and e.call.kind == "table_apply"
+        ):
+            raise CompileError("use `t.apply().hit` or `.miss` here", e.loc)
+        if isinstance(e, A.Member) and isinstance(e.expr, A.MethodCallExpression):
+            call = e.expr.call
+            if call is not None and call.kind == "table_apply":
+                raise CompileError(f"`.{e.member}` can only be used in a switch", e.loc)
+        for v in vars(e).values():
+            if isinstance(v, A.Expression):
+                self.hoist_table_results(v, scope, out)
+            elif isinstance(v, list):
+                for item in v:
+                    if isinstance(item, A.Expression):
+                        self.hoist_table_results(item, scope, out)
+                    elif isinstance(item, A.Argument):
+                        self.hoist_table_results(item.value, scope, out)
+
+    def _hoist_hit(self, member: A.Member, scope: Scope, out: list[Flow]) -> None:
+        call = member.expr
+        assert isinstance(call, A.MethodCallExpression)
+        tmp = self.lw.storage.new_scalar(self.lw.fresh("hit"), T.BOOL)
+        branches: dict[str, list[Flow]] = {"then": [], "else": []}
+        self.apply_table(call, scope, out, "hit", branches)
+        for key, value in (("then", 1), ("else", 0)):
+            saved, self.pending = self.pending, None
+            self.sink(member.loc).assign(self.lw.field_node(tmp), J.hexstr(value, 1))
+            self.flush(branches[key])
+            self.pending = saved
+        node = J.d2b(self.lw.field_node(tmp))
+        if member.member == "miss":
+            node = J.op("not", None, node)
+        scope.bind(member, ExprVal(node, T.BOOL, True))
+
+    def _assign_value(self, tmp: FieldLoc, e: A.Expression, scope: Scope, out: list[Flow]) -> None:
+        """tmp = e, applying the tables e uses first."""
+        self.hoist_table_results(e, scope, out)
+        ex = ExprLowering(self.lw, scope, self.sink(e.loc))
+        self.sink(e.loc).assign(self.lw.field_node(tmp), ex.data(e, tmp.width))
+
+    def _guarded(
+        self,
+        test: J.Node,
+        where: A.Expression,
+        scope: Scope,
+        out: list[Flow],
+        then: Any,
+        otherwise: Any,
+    ) -> None:
+        """A conditional node on `test` whose branches are built by the callbacks."""
+        self.flush(out)
+        cj = {
+            "name": self.lw.fresh("node"),
+            "id": self.lw.next_conditional_id(),
+            "source_info": source_info(where.loc, print_expr(where)),
+            "expression": test,
+            "true_next": None,
+            "false_next": None,
+        }
+        self.pipe.conditionals.append(cj)
+        branches: dict[str, list[Flow]] = {"then": [], "else": []}
+        for key, build in (("then", then), ("else", otherwise)):
+            if build is None:
+                continue
+            saved, self.pending = self.pending, None
+            build(branches[key])
+            self.flush(branches[key])
+            self.pending = saved
+        out.append(Flow("cond", cj, branches))
 
     def _branch(self, s: A.Statement, scope: Scope, out: list[Flow]) -> None:
         saved, self.pending = self.pending, None
@@ -478,6 +596,11 @@ class ControlLowering:
             # Like p4c: no default entry for tables with action profiles.
             tbl["default_entry"] = self.default_entry(default_ref, default_act, decl, scope)
         if decl.entries is not None:
+            if tbl["type"] != "simple":
+                raise CompileError(
+                    "table entries are not supported with an action profile/selector on BMv2",
+                    decl.loc,
+                )
             tbl["entries"] = self.entries(decl, keys, scope)
             info.has_initial_entries = True
             info.is_const = decl.entries_const or all(e.is_const for e in decl.entries)
@@ -799,6 +922,16 @@ def _table_hit_condition(e: A.Expression) -> tuple[A.MethodCallExpression | None
     return None, False
 
 
+def _is_table_result(e: A.Expression) -> bool:
+    return (
+        isinstance(e, A.Member)
+        and e.member in ("hit", "miss")
+        and isinstance(e.expr, A.MethodCallExpression)
+        and e.expr.call is not None
+        and e.expr.call.kind == "table_apply"
+    )
+
+
 def _contains_table_apply(e: A.Node) -> bool:
     if (
         isinstance(e, A.MethodCallExpression)
@@ -831,12 +964,4 @@ def _bind_ctor_params(
         inst_scope.bind(p, ExprVal(node, p.type or T.INT, is_bool))
 
 
-__all__ = [
-    "ActionParamInfo",
-    "ControlLowering",
-    "Loc",
-    "Pipeline",
-    "RuntimeData",
-    "cp_name",
-    "value_width",
-]
+__all__ = ["ControlLowering", "Pipeline"]

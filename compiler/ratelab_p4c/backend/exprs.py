@@ -80,6 +80,8 @@ class ExprLowering:
     def data(self, e: A.Expression, width: int | None = None) -> J.Node:
         """e as a data (integer) value."""
         node, is_bool = self._rv(e, width)
+        if is_bool and node.get("type") == "bool":
+            return J.hexstr(int(node["value"]), width or 1)
         return J.b2d(node) if is_bool else node
 
     def boolean(self, e: A.Expression) -> J.Node:
@@ -100,6 +102,12 @@ class ExprLowering:
             if isinstance(cv, bool):
                 return J.boolean(cv), True
             return const_node(cv, e.type, self.lw, width if width else width_hint(e)), False
+        if isinstance(e, A.Member | A.Ternary) or (
+            isinstance(e, A.BinaryOp) and e.op in ("&&", "||")
+        ):
+            pre = self.scope.lookup(e)  # a value computed ahead (table applications)
+            if isinstance(pre, ExprVal):
+                return pre.node, pre.is_bool
         if isinstance(e, A.PathExpression | A.Member | A.ArrayIndex):
             special = self._special_member(e)
             if special is not None:

@@ -86,6 +86,8 @@ class Lowering:
         self.meta_type: T.Type | None = None
         self.checksum_mode: str | None = None  # "verify" / "update" inside checksum controls
         self.global_scope = Scope()
+        self._reserved: set[str] = set()
+        self._reserve_user_names()
         self.cur_loc: SourceLocation | None = program.main.loc if program.main else None
         self._table_actions: dict[Any, ActionInfo] = {}
         self._table_names: set[str] = set()
@@ -186,9 +188,30 @@ class Lowering:
 
     # ------------------------------------------------------------------ names
     def fresh(self, base: str) -> str:
-        n = self._counters.get(base)
-        self._counters[base] = 0 if n is None else n + 1
-        return base if n is None else f"{base}_{n}"
+        """A new compiler-made name (act, act_0, ...) that no user object has."""
+        while True:
+            n = self._counters.get(base)
+            self._counters[base] = 0 if n is None else n + 1
+            name = base if n is None else f"{base}_{n}"
+            if name not in self._reserved:
+                return name
+
+    def _reserve_user_names(self) -> None:
+        """Top-level and absolutely named objects keep their names: synthesized actions
+        and tables must not collide with them (the control plane looks names up)."""
+
+        def visit(node: A.Node, top: bool) -> None:
+            if isinstance(node, A.Declaration):
+                n = node.name_annotation
+                if n is not None and n.startswith("."):
+                    self._reserved.add(n[1:])
+                elif top:
+                    self._reserved.add(n or node.name)
+            for child in getattr(node, "locals", []):
+                visit(child, False)
+
+        for d in self.program.declarations:
+            visit(d, True)
 
     # ------------------------------------------------------------------ enums / errors
     def _collect_enums(self) -> None:
@@ -402,6 +425,14 @@ class Lowering:
         self, dst: Loc, rhs: A.Expression, scope: Scope, sink: Sink, src: J.Node | None = None
     ) -> None:
         ex = ExprLowering(self, scope, sink)
+        if isinstance(dst, FieldLoc) and isinstance(T.strip_newtype(dst.type), T.VarbitType):
+            source = ex.binding_of(rhs) if isinstance(rhs, A.Member) else None
+            if not isinstance(source, FieldLoc) or not isinstance(
+                T.strip_newtype(source.type), T.VarbitType
+            ):
+                raise CompileError("a varbit field can only be copied from a varbit field", rhs.loc)
+            sink.prim("assign_VL", [self.field_node(dst), self.field_node(source)], src)
+            return
         if isinstance(dst, FieldLoc):
             sink.assign(self.field_node(dst), ex.data(rhs, dst.width), src)
             return
@@ -535,7 +566,10 @@ class Lowering:
             result = self.inline_function(mce, scope, sink)
             if not isinstance(result, FieldLoc):
                 raise CompileError("the function's result is not a scalar", mce.loc)
-            return self.field_node(result), isinstance(T.strip_newtype(result.type), T.BoolType)
+            node = self.field_node(result)
+            if isinstance(T.strip_newtype(result.type), T.BoolType):
+                return J.d2b(node), True
+            return node, False
         if call.kind == "table_apply":
             raise CompileError(
                 "table application results can only be used directly in if/switch conditions",
@@ -748,6 +782,20 @@ class Lowering:
                 "clone_ingress_pkt_to_egress" if member == "I2E" else "clone_egress_pkt_to_egress"
             )
             sink.prim(prim, [session, J.hexstr(fl, 32)], src)
+        elif name in ("resubmit", "recirculate"):
+            fl = self.field_list_of(_arg(args, 0, mce), scope, sink)
+            sink.prim(name, [J.hexstr(fl, 32)], src)
+        elif name == "clone3":
+            kind = _arg(args, 0, mce).const_value
+            member = kind.member if isinstance(kind, T.EnumValue) else None
+            if member not in ("I2E", "E2E"):
+                raise CompileError("the clone type must be CloneType.I2E or E2E", mce.loc)
+            session = ex.data(_arg(args, 1, mce), 32)
+            fl = self.field_list_of(_arg(args, 2, mce), scope, sink)
+            prim = (
+                "clone_ingress_pkt_to_egress" if member == "I2E" else "clone_egress_pkt_to_egress"
+            )
+            sink.prim(prim, [session, J.hexstr(fl, 32)], src)
         elif name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
             fl = self.field_list(_const_int(_arg(args, 0, mce)), mce.loc)
             sink.prim(name.split("_")[0], [J.hexstr(fl, 32)], src)
@@ -921,6 +969,16 @@ class Lowering:
         self._field_list_ids[index] = ident
         return ident
 
+    def field_list_of(self, data: A.Expression, scope: Scope, sink: Sink) -> int:
+        """A field list (its id) made of the fields a resubmit/recirculate/clone3 data
+        argument names; p4c makes one per call."""
+        elements = self.data_list(data, scope, sink)
+        if any(e.get("type") != "field" for e in elements):
+            raise CompileError("only fields can be preserved", data.loc)
+        ident = len(self.field_lists) + 1
+        self.field_lists.append({"id": ident, "name": self.fresh("fl"), "elements": elements})
+        return ident
+
     def learn_list(self, data: A.Expression, call: A.CallInfo, scope: Scope, sink: Sink) -> int:
         t = call.type_args[0] if call.type_args else data.type
         tname = t.name if isinstance(t, T.StructLikeType) else f"digest_{len(self.learn_lists)}"
@@ -1020,4 +1078,4 @@ def _width_or_none(t: T.Type) -> int | None:
         return None
 
 
-__all__ = ["ActionSink", "Lowering", "ReturnInfo", "RuntimeData", "source_info"]
+__all__ = ["Lowering", "ReturnInfo", "flatten_fields", "source_info"]

@@ -12,10 +12,10 @@ from ..errors import CompileError
 from . import jsonutil as J
 from .exprs import ExprLowering, print_expr, width_hint
 from .externs import declare_instance
-from .lower import Lowering, flatten_fields, source_info
+from .lower import Lowering, source_info
 from .model import MatchFieldInfo, ValueSetInfo
 from .names import annotations_of, cp_name, id_annotation
-from .scope import ExternRef, Scope
+from .scope import Scope
 from .sinks import ParserSink
 from .storage import FieldLoc, HeaderLoc, Loc, StackLoc, StructLoc, UnionLoc, value_width
 
@@ -488,6 +488,19 @@ def _lookahead_field(e: A.Expression) -> tuple[int, int] | None:
     return None
 
 
+def _validity_only(e: A.Expression) -> bool:
+    if isinstance(e, A.UnaryOp) and e.op == "!":
+        return _validity_only(e.operand)
+    if isinstance(e, A.BinaryOp) and e.op in ("&&", "||"):
+        return _validity_only(e.left) and _validity_only(e.right)
+    return (
+        isinstance(e, A.MethodCallExpression)
+        and e.call is not None
+        and e.call.kind == "header_method"
+        and e.call.name == "isValid"
+    )
+
+
 def _is_lookahead(e: A.Expression) -> bool:
     return (
         isinstance(e, A.MethodCallExpression) and e.call is not None and e.call.name == "lookahead"
@@ -535,7 +548,14 @@ def lower_deparser(lw: Lowering, decl: A.ControlDecl, scope: Scope) -> dict[str,
             for x in s.statements:
                 walk(x)
         elif isinstance(s, A.IfStatement):
-            # Invalid headers are skipped by the deparser, so validity tests add nothing.
+            # Invalid headers are skipped by the deparser, so validity tests add nothing;
+            # any other condition cannot be expressed in a BMv2 deparser.
+            if not _validity_only(s.cond):
+                raise CompileError(
+                    "the BMv2 deparser emits unconditionally; only isValid() conditions are "
+                    "supported here",
+                    s.cond.loc,
+                )
             walk(s.then)
             if s.otherwise is not None:
                 walk(s.otherwise)
@@ -567,4 +587,4 @@ def lower_deparser(lw: Lowering, decl: A.ControlDecl, scope: Scope) -> dict[str,
     }
 
 
-__all__ = ["ExternRef", "PacketRef", "ParserLowering", "flatten_fields", "lower_deparser"]
+__all__ = ["PacketRef", "ParserLowering", "lower_deparser", "range_to_masks"]

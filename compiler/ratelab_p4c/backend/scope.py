@@ -46,13 +46,6 @@ class Owner:
 
 
 @dataclass(eq=False)
-class Unsupported:
-    """A declaration the target cannot express here (the error says why)."""
-
-    reason: str
-
-
-@dataclass(eq=False)
 class Scope:
     """A chain of bindings.  prefix: the control-plane name prefix of declarations made
     in this scope ("MyIngress." inside control MyIngress)."""

@@ -192,6 +192,14 @@ extern void clone(in CloneType type, in bit<32> session);
 
 extern void clone_preserving_field_list(in CloneType type, in bit<32> session, bit<8> index);
 
+/// Older forms that name the preserved fields directly (data: a struct or list of fields).
+@deprecated("Please use 'resubmit_preserving_field_list' instead")
+extern void resubmit<T>(in T data);
+@deprecated("Please use 'recirculate_preserving_field_list' instead")
+extern void recirculate<T>(in T data);
+@deprecated("Please use 'clone_preserving_field_list' instead")
+extern void clone3<T>(in CloneType type, in bit<32> session, in T data);
+
 extern void truncate(in bit<32> length);
 
 /// Checked only when the switch is built with assertions (ends the run otherwise).
