@@ -289,7 +289,8 @@ class CallInfo:
                           (None when the object is not a plain name, e.g. a stack element)
       'table_apply'     - t.apply(); decl = TableDecl
       'parser_apply' / 'control_apply' - sub-parser/control instance apply;
-                          decl = the InstanceDecl
+                          decl = the InstanceDecl (for a direct type invocation
+                          `C.apply(...)` of a control: the ControlDecl, instance None)
       'header_method'   - isValid / setValid / setInvalid on a header (or isValid on a union)
       'stack_method'    - push_front / pop_front on a stack
       'verify'          - parser `verify(cond, error)` (an extern function in core.p4)

@@ -136,6 +136,8 @@ def build_p4info(cp: ControlPlaneModel) -> p4info_pb2.P4Info:
         )
         pm.with_selector = prof.with_selector
         pm.size = prof.size
+        if prof.max_group_size is not None:
+            pm.max_group_size = prof.max_group_size
     for c in cp.counters:
         cm = info.counters.add()
         preamble(cm.preamble, ids.COUNTER, c.name, c.annotations)

@@ -26,6 +26,7 @@ from .errors import CompileError, SourceLocation
 P4INCLUDE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "p4include")
 
 _NEWLINE = re.compile("\n")
+_WIDTH_SUFFIX = re.compile(r"[ws][0-9]")
 
 # Predefined like p4c (its driver defines these for the bmv2 target).
 DEFAULT_DEFINES: dict[str, str] = {"__p4c__": "1", "__TARGET_BMV2__": "1"}
@@ -162,6 +163,7 @@ def _layout(pp: _P4Preprocessor) -> str:
     line_len = 0
     starts: list[int] = []
     prev_end = -1
+    prev_body_end: tuple[Any, int] | None = None
     while True:
         tok = pp.token()
         if tok is None:
@@ -187,10 +189,18 @@ def _layout(pp: _P4Preprocessor) -> str:
                 line_starts[src] = starts
         col = _column(starts, ln, tok.lexpos)
         value = str(tok.value)
+        # A width literal in a macro body (`32w1024`, `8s5`) is lexed by pcpp as a number
+        # and an identifier; when they touched in the #define they must stay touching.
+        glued_body = (
+            col is None
+            and prev_body_end is not None
+            and prev_body_end == (tok.source, tok.lexpos)
+            and _WIDTH_SUFFIX.match(value) is not None
+        )
         if col is not None and col >= line_len:
             out.append(" " * (col - line_len))
             line_len = col
-        elif line_len > 0 and not (col is not None and tok.lexpos == prev_end):
+        elif line_len > 0 and not glued_body and not (col is not None and tok.lexpos == prev_end):
             # Shifted by a macro expansion: keep tokens that touched in the source
             # touching (`8w5`, `&&&`), separate the rest.
             out.append(" ")
@@ -198,6 +208,9 @@ def _layout(pp: _P4Preprocessor) -> str:
         out.append(value)
         line_len += len(value)
         prev_end = tok.lexpos + len(value) if col is not None else -1
+        prev_body_end = (
+            (tok.source, tok.lexpos + len(value)) if col is None and value.isdigit() else None
+        )
     out.append("\n")
     return "".join(out)
 

@@ -112,6 +112,25 @@ class _Context:
     in_action: bool = False
     in_parser: bool = False
     in_function: bool = False
+    control: ast.ControlDecl | None = None  # the control being checked, if any
+
+
+def _fixed_width_struct(t: StructType) -> bool:
+    """A struct usable as a header field: only bit<N>/int<N>, bool, serializable enums
+    (or `type`s of those) and such structs, recursively."""
+    for f in t.fields:
+        ft = f.type
+        while isinstance(ft, NewType):
+            ft = ft.underlying
+        if isinstance(ft, StructType):
+            if not _fixed_width_struct(ft):
+                return False
+        elif not (
+            isinstance(ft, (BitsType, BoolType))
+            or (isinstance(ft, EnumType) and ft.underlying is not None)
+        ):
+            return False
+    return True
 
 
 def _err(msg: str, node: ast.Node | SourceLocation | None) -> CompileError:
@@ -1004,7 +1023,32 @@ class Checker:
                 inst = m.expr.decl if isinstance(m.expr, ast.PathExpression) else None
                 return self.call_overloaded(e, cands, explicit, scope, inst, bindings)
             if isinstance(bt, TypeOfType) and name == "apply":
-                raise _err("direct application of a parser/control type is not supported", e)
+                tt = bt.type
+                if not (
+                    isinstance(tt, ControlType)
+                    and isinstance(tt.decl, ast.ControlDecl)
+                    and not tt.ctor_params
+                    and not tt.type_params
+                ):
+                    raise _err(
+                        "direct application is supported only for controls without "
+                        "constructor or type parameters",
+                        e,
+                    )
+                # Direct type invocation: an anonymous instance per application.
+                if self.ctx.control is tt.decl:
+                    raise _err(
+                        "direct application of a control inside itself (recursion) is not allowed",
+                        e,
+                    )
+                if self.ctx.in_parser or self.ctx.in_action:
+                    raise _err("controls can only be applied from a control's apply block", e)
+                ft = FunctionType(list(tt.params), VOID, [], "builtin", "apply")
+                m.type = ft
+                info = ast.CallInfo(
+                    kind="control_apply", name="apply", decl=tt.decl, instance=None, func_type=ft
+                )
+                return self.bind_call(e, info, ft, None, explicit, scope, {})
             self.check_expr(m, scope)
             raise _err(f"'{name}' is not callable", e)
         raise _err("this expression is not callable", e)
@@ -1635,10 +1679,8 @@ class Checker:
                 ok = isinstance(ft, (BitsType, VarbitType, BoolType, NewType)) or (
                     isinstance(ft, EnumType) and ft.underlying is not None
                 )
-                if isinstance(ft, StructType) and all(
-                    isinstance(x.type, (BitsType, BoolType)) for x in ft.fields
-                ):
-                    ok = True
+                if isinstance(ft, StructType) and _fixed_width_struct(ft):
+                    ok = True  # flattened into the header (p4c's FlattenHeaders)
                 if not ok:
                     raise _err(f"header field '{f.name}' cannot have type {ft}", f.type_ref)
                 if isinstance(ft, VarbitType):
@@ -1897,7 +1939,7 @@ class Checker:
             d.name, self.param_infos(d.params), self.param_infos(d.ctor_params), [], d
         )
         self.declare(scope, d.name, d, d.loc)
-        with self.context(_Context("control", VOID)):
+        with self.context(_Context("control", VOID, control=d)):
             for loc_decl in d.locals:
                 if isinstance(loc_decl, ast.VariableDecl):
                     self.check_variable(loc_decl, cscope)

@@ -339,6 +339,87 @@ def test_lookahead_select(build: Builder) -> None:
         assert run_parse_state(state, env) == expected
 
 
+def test_lookahead_nested_in_expressions(build: Builder) -> None:
+    """lookahead inside an extract's bit count, an assignment and a select key is read
+    into a temporary ahead of its use (BMv2 knows lookahead only in `set` and keys)."""
+    c = build("constructs/lookahead_exprs.p4")
+    state = c.parse_state("start")
+    ops = state["parser_ops"]
+    (vl,) = [o for o in ops if o["op"] == "extract_VL"]
+    # The lookahead for the bit count is read by a `set` placed before the extract.
+    first_extract = ops.index(vl)
+    assert first_extract > 0
+    # Header bits 0x2? : kind 2, words 3 -> 96 bits of options.
+    env = Env(c.json)
+    env.lookahead, env.lookahead_bits = 0x23, 8
+    for o in ops[:first_extract]:
+        assert o["op"] == "set"
+        h, f = o["parameters"][0]["value"]
+        env.set(h, f, int(evaluate(o["parameters"][1], env)))
+    assert evaluate(vl["parameters"][1], env) == 96
+    # The whole state: the assignment sees the same first byte, the select its low nibble.
+    for first, expected in ((0x31, "parse_tag"), (0x32, None)):
+        env = Env(c.json)
+        env.lookahead, env.lookahead_bits = first, 8
+        assert run_parse_state(state, env) == expected
+        assert env.get(*env.scalar_named("peek_plus_one")) == first + 1
+
+
+def test_lookahead_in_verify_condition(build: Builder) -> None:
+    c = build("constructs/lookahead_exprs.p4")
+    ops = c.parse_state("start")["parser_ops"]
+    (verify,) = [o for o in ops if o["op"] == "verify"]
+    before = ops[: ops.index(verify)]
+    for first, ok in ((0xEE, False), (0x31, True)):
+        env = Env(c.json)
+        env.lookahead, env.lookahead_bits = first, 8
+        for o in before:
+            if o["op"] == "set":
+                h, f = o["parameters"][0]["value"]
+                env.set(h, f, int(evaluate(o["parameters"][1], env)))
+        assert bool(evaluate(verify["parameters"][0], env)) is ok
+
+
+@pytest.mark.parametrize(("first", "zero"), [(0x00, 1), (0x07, 0)])
+def test_lookahead_in_parser_if_condition(build: Builder, first: int, zero: int) -> None:
+    c = build("constructs/lookahead_exprs.p4")
+    env = Env(c.json)
+    env.lookahead, env.lookahead_bits = first, 8
+    state: str | None = "parse_tag"
+    seen = []
+    while state is not None:
+        seen.append(state)
+        state = run_parse_state(c.parse_state(state), env)
+    assert len(seen) > 1  # the if split the state
+    assert env.get(*env.scalar_named("zero_tag")) == zero
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "marked"),
+    [((1, 7), (0, 9), 7), ((0, 7), (1, 9), 9), ((1, 7), (1, 9), 9), ((0, 7), (0, 9), 0)],
+)
+def test_sub_parser_applied_twice(
+    build: Builder, first: tuple[int, int], second: tuple[int, int], marked: int
+) -> None:
+    """One sub-parser instance applied in two states: two inlined copies, each with its
+    own `out` header and its own copy of the local variable."""
+    c = build("constructs/subparser_reapply.p4")
+    assert len(c.states_extracting("first")) == 1
+    assert len(c.states_extracting("second")) == 1
+    env = Env(c.json)
+    for h, (kind, value) in (("first", first), ("second", second)):
+        env.set(h, "kind", kind)
+        env.set(h, "value", value)
+    state: str | None = c.parser()["init_state"]
+    steps = 0
+    while state is not None:
+        steps += 1
+        assert steps < 20
+        state = run_parse_state(c.parse_state(state), env)
+    assert env.valid["first"] and env.valid["second"]
+    assert env.get(*env.scalar_named("marked")) == marked
+
+
 def test_advance_and_assignment_in_state(build: Builder) -> None:
     c = build("constructs/parser_features.p4")
     state = c.parse_state("parse_pre")
@@ -550,6 +631,116 @@ def test_sub_control_and_return(build: Builder) -> None:
     assert "MyIngress.marker.marks" not in ret.trace
 
 
+@pytest.mark.parametrize(("sel", "a", "b"), [(1, 0x12, 0x34), (0, 0x12, 0x34), (1, 0, 7)])
+def test_sub_control_applied_more_than_once(build: Builder, sel: int, a: int, b: int) -> None:
+    """A table-less sub-control instance applied three times: each application is
+    inlined with its own arguments and a fresh copy of the local variable."""
+    c = build("constructs/subcontrol_reapply.p4")
+    env = _cf_run(c, {}, sel=sel, a=a, b=b)
+
+    def packed(hi: int, lo: int) -> int:
+        return (hi << 8) | ((lo + 1) % 256 if hi == 0 else lo)
+
+    assert env.get("h", "packed") == (packed(a, b) if sel == 1 else packed(0xAB, a))
+    assert env.get("h", "packed_again") == packed(0, b)
+
+
+@pytest.mark.parametrize("x", [0, 5, 0xFFFA])
+def test_direct_type_invocation(build: Builder, x: int) -> None:
+    """`add_seven.apply(...)` twice: two anonymous instances inlined in order."""
+    c = build("constructs/direct_invocation.p4")
+    env = _cf_run(c, {}, x=x, y=0)
+    assert env.get("h", "y") == (x + 14) % 0x10000
+    tagged = _cf_run(c, {"MyIngress.tagger.tags": Installed("MyIngress.tagger.set_tag", [9])}, x=x)
+    assert tagged.get("h", "tag") == 9
+
+
+def test_direct_type_invocation_names(build: Builder) -> None:
+    """The anonymous instance is named after the control type, like p4c's
+    `@name("tagger") tagger() tagger_inst;`."""
+    c = build("constructs/direct_invocation.p4")
+    t = c.p4_table("MyIngress.tagger.tags")
+    assert c.p4_table_action_names(t) == ["MyIngress.tagger.set_tag", "NoAction"]
+    assert c.table("MyIngress.tagger.tags")["key"][0]["target"] == ["h", "x"]
+
+
+def test_header_struct_fields_are_flattened(build: Builder) -> None:
+    """Struct-typed header fields become header fields named like p4c's FlattenHeaders
+    (`_<path>_<index>`, every field renamed), in layout order."""
+    c = build("constructs/header_struct_fields.p4")
+    (ht,) = [t for t in c.json["header_types"] if t["name"] == "q_h"]
+    assert ht["fields"] == [
+        ["_tag0", 8, False], ["_q_first_hi1", 4, False], ["_q_first_lo2", 4, False],
+        ["_q_second_hi3", 4, False], ["_q_second_lo4", 4, False], ["_flag5", 1, False],
+        ["_pad6", 7, False],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("b_tag", "flag"), [(0, 0), (1, 1), (0x80, 1)])
+def test_header_struct_fields_access(build: Builder, b_tag: int, flag: int) -> None:
+    c = build("constructs/header_struct_fields.p4")
+    env = Env(c.json)
+    a = {"_tag0": 0x80, "_q_first_hi1": 3, "_q_first_lo2": 9, "_q_second_hi3": 5,
+         "_q_second_lo4": 6, "_flag5": flag, "_pad6": 0}  # fmt: skip
+    for h, tag in (("a", a["_tag0"]), ("b", b_tag)):
+        env.valid[h] = True
+        for f, v in a.items():
+            env.set(h, f, v)
+        env.set(h, "_tag0", tag)
+    run_pipeline(env, "ingress")
+    # header equality compares every flattened field
+    assert env.get(*env.scalar_named("same")) == int(b_tag == 0x80)
+    # struct copied out of a and into b
+    assert env.get(*env.scalar_named("saved.hi")) == 5
+    assert env.get(*env.scalar_named("saved.lo")) == 6
+    assert (env.get("b", "_q_first_hi1"), env.get("b", "_q_first_lo2")) == (5, 6)
+    # leaf read and write in a nested struct
+    assert env.get("a", "_q_first_lo2") == 4
+    assert env.get("a", "_tag0") == (1 if flag else 0x80)
+    # st[0] = a is a whole-header copy; st[b.tag & 1].q.second.hi = 0xF by run-time index
+    assert "assign_header" in env.calls
+    idx = b_tag & 1
+    assert env.get(f"st[{idx}]", "_q_second_hi3") == 0xF
+
+
+@pytest.mark.parametrize(("x_a", "y_valid", "x_valid"), [(0, False, True), (1, True, True),
+                                                      (2, True, False)])  # fmt: skip
+def test_out_header_parameters_start_invalid(
+    build: Builder, x_a: int, y_valid: bool, x_valid: bool
+) -> None:
+    c = build("constructs/out_header_params.p4")
+    env = Env(c.json)
+    env.valid["x"] = env.valid["y"] = True
+    env.set("x", "a", x_a)
+    env.set("y", "a", 0x11)
+    run_pipeline(env, "ingress")
+    assert env.valid["y"] is y_valid  # maker returned before writing its out header
+    if y_valid:
+        assert env.get("y", "a") == 0x5A
+    assert env.valid["x"] is x_valid  # forget() never writes its out header
+
+
+@pytest.mark.parametrize(("a", "c"), [(0x12, 0x1234), (0xF0, 0xFFFF), (0x00, 0x0000)])
+def test_slices_as_out_and_inout_arguments(build: Builder, a: int, c: int) -> None:
+    c_ = build("constructs/slice_arguments.p4")
+    env = Env(c_.json)
+    env.valid["h"] = True
+    env.set("h", "a", a)
+    env.set("h", "b", 0x5A)
+    env.set("h", "c", c)
+    env.set("h", "d", 0xAB)
+    installed = {"MyIngress.t": Installed("MyIngress.set_low", [0x7])}
+    run_pipeline(env, "ingress", installed)
+    # bump(a[7:4]): only the high nibble changes, wrapping at 4 bits
+    assert env.get("h", "a") == ((((a >> 4) + 1) & 0xF) << 4) | (a & 0xF)
+    # b[3:0] = 9 through the function's out parameter, b[7:4] = its result 0xA
+    assert env.get("h", "b") == 0xA9
+    # the sub-control adds 3 to c[11:8]
+    assert env.get("h", "c") == (c & ~0x0F00) | ((((c >> 8) + 3) & 0xF) << 8)
+    # the table's action writes its bound out slice d[3:0]
+    assert env.get("h", "d") == 0xA7
+
+
 def test_exit(build: Builder) -> None:
     c = build("constructs/control_flow.p4")
     exited = _cf_run(c, {}, a=1, b=0xFF)
@@ -745,6 +936,36 @@ def test_checksums_with_payload(build: Builder) -> None:
     ]
 
 
+def test_checksum_control_applied_directly(build: Builder) -> None:
+    """`ipv4_checksum.apply(hdr.outer)` in the checksum block inlines that control's
+    update_checksum, once per application with its own header."""
+    c = build("constructs/checksum_subcontrol.p4")
+    sums = c.json["checksums"]
+    assert sorted(s["target"][0] for s in sums) == ["inner", "outer"]
+    for s in sums:
+        h = s["target"][0]
+        assert s["target"] == [h, "hdrChecksum"]
+        calc = c.named("calculations", s["calculation"])
+        assert calc["algo"] == "csum16"
+        assert [i["value"][0] for i in calc["input"]] == [h] * 11
+        env = Env(c.json)
+        env.set("inner", "ttl", 1)
+        assert evaluate(s["if_cond"], env) is False
+        env.valid[h] = True
+        assert evaluate(s["if_cond"], env) is True
+        if h == "outer":  # `in bool on` bound to `hdr.inner.ttl != 0`
+            env.set("inner", "ttl", 0)
+            assert evaluate(s["if_cond"], env) is False
+
+
+def test_max_group_size_is_a_p4info_field(build: Builder) -> None:
+    c = build("constructs/checksum_subcontrol.p4")
+    sel = c.p4_entity("action_profiles", "MyIngress.spread")
+    assert sel.with_selector and sel.size == 64
+    assert sel.max_group_size == 4
+    assert not any("max_group_size" in a for a in sel.preamble.annotations)
+
+
 def test_checksum_error_is_read_in_ingress(build: Builder) -> None:
     c = build("constructs/checksums.p4")
     env = Env(c.json)
@@ -841,6 +1062,34 @@ def test_action_profile_table(build: Builder) -> None:
     ]
     assert prof["max_size"] == 64
     assert "selector" not in prof
+
+
+def test_action_profiles_constructed_in_the_table(build: Builder) -> None:
+    """`implementation = action_profile(N)` creates an instance named like p4c names it:
+    the property's @name as written, else "implementation" (no control prefix)."""
+    c = build("constructs/inline_profiles.p4")
+    profiles = {p["name"]: p for p in c.pipeline("ingress")["action_profiles"]}
+    assert sorted(profiles) == ["flow_selector", "implementation"]
+    by_dst = c.table("MyIngress.by_dst")
+    assert (by_dst["type"], by_dst["action_profile"]) == ("indirect", "implementation")
+    assert profiles["implementation"]["max_size"] == 32
+    assert "selector" not in profiles["implementation"]
+    balanced = c.table("MyIngress.balanced")
+    assert (balanced["type"], balanced["action_profile"]) == ("indirect_ws", "flow_selector")
+    sel = profiles["flow_selector"]
+    assert sel["max_size"] == 64
+    assert sel["selector"]["algo"] == "crc16"
+    assert [i["value"] for i in sel["selector"]["input"]] == [["h", "flow"]]
+    for table, name, with_selector, size in (
+        ("MyIngress.by_dst", "implementation", False, 32),
+        ("MyIngress.balanced", "flow_selector", True, 64),
+    ):
+        t = c.p4_table(table)
+        prof = c.p4_entity("action_profiles", name)
+        assert prof.preamble.id >> 24 == 0x11
+        assert (prof.with_selector, prof.size) == (with_selector, size)
+        assert t.implementation_id == prof.preamble.id
+        assert list(prof.table_ids) == [t.preamble.id]
 
 
 def test_action_profiles_p4info(build: Builder) -> None:

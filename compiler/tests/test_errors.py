@@ -45,6 +45,18 @@ CASES = [
     Expected("undefined_type", (8,), 5, 14, ("mac_addr_t",)),
     # the second `action drop()` (line 33), at `action` or at the name
     Expected("duplicate_declaration", (33,), 5, 15, ("drop",)),
+    # the second `once.apply(hdr.h);`: the sub-control owns a table
+    Expected("unsupported_double_apply_control", (44,), 9, 18, ("control",)),
+    # the second unnamed `implementation = action_selector(...)` property
+    Expected("duplicate_inline_profile", (47,), 9, 26, ("implementation",)),
+    # the second `tagger.apply(hdr.h);` of a control type that owns a table
+    Expected("unsupported_double_direct_invocation", (56,), 9, 21, ("directly",)),
+    # `maker.apply(hdr.y, hdr.y);` with `out h_t o, in h_t from`: at the `out` argument
+    Expected("out_header_aliased", (46,), 21, 25, ("out",)),
+    # `nibbles.apply(pkt, hdr.h.v[7:4]);`: a slice as a sub-parser's inout argument
+    Expected("slice_subparser_argument", (31,), 28, 39, ("slice", "sub-parser")),
+    # the second `options.apply(...)` of a sub-parser that owns a value set
+    Expected("unsupported_double_apply_parser", (45,), 9, 15, ("parser", "once")),
     # `default_action = drop();` where drop is not in `actions`
     Expected("bad_table_property", (39,), 9, 32, ("drop",)),
 ]

@@ -130,6 +130,22 @@ def test_columns_survive_macro_expansion(tmp_path: Path) -> None:
     assert toks[0].loc.line == 3
 
 
+def test_width_literals_in_macro_bodies_stay_whole(tmp_path: Path) -> None:
+    """pcpp lexes `32w1024` in a #define as `32` `w1024`; the expansion must not
+    separate them (nor glue tokens that were apart in the body)."""
+    main = write(
+        tmp_path / "m.p4",
+        "#define SIZE 32w1024\n#define SUM 8w5 + 8w2\n#define PAIR(a) a 4w1\n"
+        "const bit<32> A = SIZE;\nconst bit<8> B = SUM;\nconst bit<4> C = PAIR(-) ;\n",
+    )
+    text = preprocess(str(main)).text
+    assert "32w1024" in text and "8w5 + 8w2" in text
+    p = parse_and_check(str(main))
+    assert p.find("A").value.const_value == 1024
+    assert p.find("B").value.const_value == 7
+    assert p.find("C").value.const_value == 15
+
+
 def test_format_error_with_tabs_and_without_source() -> None:
     err = CompileError("bad", SourceLocation("<mem>", 1, 3))
     assert format_error(err, {"<mem>": ["\tab"]}).splitlines() == [

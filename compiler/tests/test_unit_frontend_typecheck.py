@@ -651,6 +651,44 @@ def test_unsupported_is_an_error(src: str, message: str) -> None:
     assert message in error_of(src).message
 
 
+def test_direct_type_invocation_of_a_control() -> None:
+    p = check(
+        "control Inc(inout bit<8> v) { apply { v = v + 1; } }\n"
+        "control C(inout bit<8> x) { apply { Inc.apply(x); Inc.apply(x); } }"
+    )
+    c = find(p, "C")
+    assert isinstance(c, ast.ControlDecl)
+    calls = [s.call.call for s in c.body.statements]
+    assert [k.kind for k in calls] == ["control_apply", "control_apply"]
+    assert all(k.decl is find(p, "Inc") and k.instance is None for k in calls)
+
+
+@pytest.mark.parametrize(
+    ("src", "message"),
+    [
+        ("control D()(bit<8> n) { apply {} } control C() { apply { D.apply(); } }", "constructor"),
+        ("parser P() { state start { transition accept; } } "
+         "parser Q() { state start { P.apply(); transition accept; } }", "only for controls"),
+    ],
+)  # fmt: skip
+def test_direct_type_invocation_limits(src: str, message: str) -> None:
+    assert message in error_of(src).message
+
+
+def test_header_fields_may_be_fixed_width_structs() -> None:
+    p = check(
+        "enum bit<2> E { A = 1 } type bit<3> T;\n"
+        "struct in_t { bit<1> a; bool b; E e; T t; }\n"
+        "struct out_t { in_t x; bit<4> y; }\n"
+        "header h { bit<8> f; out_t s; }"
+    )
+    ht = find(p, "h").resolved
+    assert [f.name for f in ht.fields] == ["f", "s"]
+    for bad in ("varbit<8> v;", "error e;", "tuple<bit<8>> t;"):
+        err = error_of(f"struct s_t {{ bit<1> a; {bad} }} header h {{ s_t s; }}")
+        assert "header field 's' cannot have type" in err.message, err.message
+
+
 def test_static_assert_is_evaluated() -> None:
     decls = "extern bool static_assert(bool check, string msg); const bit<8> W = 8;\n"
     p = check(decls + 'const bool OK = static_assert(W == 8, "width");')

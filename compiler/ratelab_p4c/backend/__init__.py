@@ -220,6 +220,10 @@ def _collect_types(program: A.Program, cp: ControlPlaneModel) -> None:
                 continue
             fields = []
             for fd, f in zip(d.fields, ht.fields, strict=False):
+                if isinstance(T.strip_newtype(f.type), T.StructType):
+                    raise CompileError(
+                        "struct-typed fields are not supported in controller headers", fd.loc
+                    )
                 fields.append((f.name, value_width(f.type), annotations_of(fd)))
             cp.controller_headers.append(
                 ControllerHeaderInfo(

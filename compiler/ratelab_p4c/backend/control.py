@@ -83,6 +83,7 @@ class ControlLowering:
         self.pipe = pipeline
         self.pending: ActionSink | None = None
         self.pending_loc: SourceLocation | None = None
+        self._direct_applied: set[tuple[A.ControlDecl, str]] = set()
 
     # ------------------------------------------------------------------ entry
     def lower_top(self, decl: A.ControlDecl, scope: Scope, prefix: str) -> None:
@@ -544,7 +545,10 @@ class ControlLowering:
         tbl["type"] = "simple"
         impl = decl.property("implementation")
         if impl is not None and impl.value is not None:
-            ref = self._extern_of(impl.value, scope)
+            if isinstance(impl.value, A.ConstructorCall):
+                ref = self._inline_profile(impl)
+            else:
+                ref = self._extern_of(impl.value, scope)
             if ref.kind not in ("action_profile", "action_selector"):
                 raise CompileError("implementation must be an action profile/selector", impl.loc)
             tbl["type"] = "indirect_ws" if ref.kind == "action_selector" else "indirect"
@@ -610,6 +614,36 @@ class ControlLowering:
             for ref_info in info.action_refs:
                 lw.publish_action(ref_info.action)
         return tbl
+
+    def _inline_profile(self, prop: A.TableProperty) -> ExternRef:
+        """`implementation = action_profile(N);`: an instance of its own, named like p4c
+        names it: the property's @name as written (no control prefix), else
+        "implementation"."""
+        cc = prop.value
+        assert isinstance(cc, A.ConstructorCall)
+        if not isinstance(cc.type, T.ExternType) or cc.type.name not in (
+            "action_profile",
+            "action_selector",
+        ):
+            raise CompileError("implementation must be an action profile/selector", cc.loc)
+        name = prop.name_annotation or "implementation"
+        name = name.removeprefix(".")
+        if any(p.name == name for p in self.lw.cp.action_profiles):
+            raise CompileError(
+                f"another action profile is already named `{name}`; give this "
+                'implementation its own @name("...")',
+                prop.loc,
+            )
+        d = A.InstanceDecl(
+            name=name,
+            type_ref=cc.target,
+            args=list(cc.args),
+            type=cc.type,
+            decl=cc.decl,
+            params_to_args=list(cc.args),
+            loc=cc.loc,
+        )
+        return declare_instance(self.lw, d, "", self.pipe)
 
     def _extern_of(self, e: A.Expression, scope: Scope) -> ExternRef:
         if isinstance(e, A.PathExpression):
@@ -816,12 +850,19 @@ class ControlLowering:
     def apply_control(self, mce: A.MethodCallExpression, scope: Scope, out: list[Flow]) -> None:
         call = mce.call
         assert call is not None
-        inst = scope.lookup(call.decl)
+        if isinstance(call.decl, A.ControlDecl):
+            # Direct type invocation: a fresh instance each time, named like p4c's
+            # (@name of the type, so its tables are `<control>.<type>.<table>`).
+            inst = self._direct_instance(call.decl, scope, mce)
+        else:
+            inst = scope.lookup(call.decl)
         if not isinstance(inst, ControlInstance):
             raise CompileError("unknown control instance", mce.loc)
-        if inst.applied:
+        if inst.applied and not _reapplicable(inst.decl):
             raise CompileError(
-                "a control instance can be applied only once on this target", mce.loc
+                "a control instance with tables or extern instances can be applied only "
+                "once on this target",
+                mce.loc,
             )
         inst.applied = True
         callee = inst.scope.child()
@@ -833,6 +874,22 @@ class ControlLowering:
         flows = self.instantiate(inst.decl, callee, inst.prefix)
         self.pending = saved
         out.append(Flow("sub", None, {"body": flows}))
+        if callee.copy_back:
+            self.lw.copy_back(callee, self.sink(mce.loc))
+
+    def _direct_instance(
+        self, decl: A.ControlDecl, scope: Scope, mce: A.MethodCallExpression
+    ) -> ControlInstance:
+        prefix = f"{scope.prefix}{decl.name}."
+        key = (decl, prefix)
+        if key in self._direct_applied and not _reapplicable(decl):
+            raise CompileError(
+                "a control with tables or extern instances can be applied directly only "
+                "once on this target",
+                mce.loc,
+            )
+        self._direct_applied.add(key)
+        return ControlInstance(decl, prefix, Scope(self.lw.global_scope, prefix))
 
     # ------------------------------------------------------------------ wiring
     def wire(self, flows: list[Flow], nxt: str | None, ret: str | None) -> str | None:
@@ -881,6 +938,19 @@ class ControlLowering:
                     t["next_tables"] = {a: cur for a in t["actions"]}
                 cur = t["name"]
         return cur
+
+
+def _reapplicable(decl: A.ControlDecl) -> bool:
+    """Whether each application of an instance of this control can be inlined on its
+    own (as p4c does): it owns no tables and no extern instances, which exist once."""
+    for d in decl.locals:
+        if isinstance(d, A.TableDecl):
+            return False
+        if isinstance(d, A.InstanceDecl) and (
+            not isinstance(d.decl, A.ControlDecl) or not _reapplicable(d.decl)
+        ):
+            return False
+    return True
 
 
 def _is_const_scalar(e: A.Expression) -> bool:

@@ -22,6 +22,7 @@ from .storage import (
     StructLoc,
     UnionLoc,
     is_signed,
+    leaf_fields,
     value_width,
 )
 
@@ -102,7 +103,7 @@ class ExprLowering:
             if isinstance(cv, bool):
                 return J.boolean(cv), True
             return const_node(cv, e.type, self.lw, width if width else width_hint(e)), False
-        if isinstance(e, A.Member | A.Ternary) or (
+        if isinstance(e, A.Member | A.Ternary | A.MethodCallExpression) or (
             isinstance(e, A.BinaryOp) and e.op in ("&&", "||")
         ):
             pre = self.scope.lookup(e)  # a value computed ahead (table applications)
@@ -257,7 +258,7 @@ class ExprLowering:
         if isinstance(loc, HeaderLoc):
             valid = self.lw.valid_node(loc)
             leaves = [(valid, True)]
-            for f in loc.fields.values():
+            for f in leaf_fields(loc):
                 # Fields only matter when valid: (valid ? field : 0).
                 fl = self._loc_leaves(f)[0]
                 node = J.b2d(fl[0]) if fl[1] else fl[0]

@@ -8,7 +8,7 @@ from .. import ast as A
 from .. import types as T
 from ..errors import CompileError
 from .model import ActionProfileInfo, CounterInfo, MeterInfo, RegisterInfo
-from .names import annotations_of, cp_name, id_annotation
+from .names import annotation_int, annotations_of, cp_name, id_annotation
 from .scope import ExternRef
 from .storage import value_width
 
@@ -168,6 +168,11 @@ def declare_instance(
             "max_size": size,
         }
         pinfo = ActionProfileInfo(name, size, with_selector=kind == "action_selector", **common)
+        group = d.annotation("max_group_size")
+        if group is not None:
+            pinfo.max_group_size = annotation_int(group)
+            if pinfo.max_group_size is None:
+                raise CompileError("@max_group_size needs an integer", group.loc)
         lw.cp.action_profiles.append(pinfo)
         ref.info = {"json": j, "cp": pinfo, "algo": algo}
     else:

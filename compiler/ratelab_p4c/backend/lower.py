@@ -24,6 +24,7 @@ from .storage import (
     Storage,
     StructLoc,
     UnionLoc,
+    header_field_locs,
     is_scalar_type,
     value_width,
 )
@@ -154,6 +155,7 @@ class Lowering:
                 decl.loc,
             )
         self.inline_body(decl.body, scope, sink, None)
+        self.copy_back(scope, sink)
         name = cp_name(decl, owner.prefix)
         hidden = decl.has_annotation("hidden")
         info = self.add_action_json(name, params, sink.finish(), decl.loc, hidden)
@@ -255,10 +257,9 @@ class Lowering:
     def dynamic_header(self, stack: StackLoc, dyn: J.Node) -> HeaderLoc:
         elem = stack.elements[0]
         assert isinstance(elem, HeaderLoc)
-        h = HeaderLoc(stack.name, elem.type, dynamic=dyn)
-        for i, f in enumerate(elem.type.fields):
-            h.fields[f.name] = FieldLoc(stack.name, f.name, f.type, dynamic=(dyn, i))
-        return h
+        return HeaderLoc(
+            stack.name, elem.type, header_field_locs(stack.name, elem.type, dyn), dynamic=dyn
+        )
 
     def valid_node(self, loc: Loc) -> J.Node:
         """A boolean node: is the header (or union) valid."""
@@ -403,18 +404,8 @@ class Lowering:
             dst = ex.lvalue(lhs.base)
             if not isinstance(dst, FieldLoc):
                 raise CompileError("slices can only be assigned in fields", lhs.loc)
-            w = dst.width
             lo, hi = lhs.lo_value, lhs.hi_value
-            part = ((1 << (hi - lo + 1)) - 1) << lo
-            keep = ((1 << w) - 1) ^ part
-            value = ex.data(rhs, hi - lo + 1)
-            shifted = J.op("<<", value, J.hexstr(lo, 32)) if lo else value
-            node = J.op(
-                "|",
-                J.op("&", self.field_node(dst), J.hexstr(keep, w)),
-                J.op("&", shifted, J.hexstr(part, w)),
-            )
-            sink.assign(self.field_node(dst), node, src)
+            self.assign_slice(dst, lo, hi, ex.data(rhs, hi - lo + 1), sink, src)
             return
         if isinstance(rhs, A.DontCare):
             return
@@ -503,6 +494,28 @@ class Lowering:
     def call_args(self, call: A.CallInfo) -> list[A.Expression | None]:
         return [a.value if a is not None else None for a in call.params_to_args]
 
+    def assign_slice(
+        self, dst: FieldLoc, lo: int, hi: int, value: J.Node, sink: Sink, src: J.Node | None
+    ) -> None:
+        """dst[hi:lo] = value (value already hi-lo+1 bits wide)."""
+        w = dst.width
+        part = ((1 << (hi - lo + 1)) - 1) << lo
+        keep = ((1 << w) - 1) ^ part
+        shifted = J.op("<<", value, J.hexstr(lo, 32)) if lo else value
+        node = J.op(
+            "|",
+            J.op("&", self.field_node(dst), J.hexstr(keep, w)),
+            J.op("&", shifted, J.hexstr(part, w)),
+        )
+        sink.assign(self.field_node(dst), node, src)
+
+    def copy_back(self, callee: Scope, sink: Sink) -> None:
+        """After an inlined call: write the temporaries of bit slices passed as out/inout
+        arguments back into their fields (copy-out)."""
+        for dst, lo, hi, tmp in callee.copy_back:
+            self.assign_slice(dst, lo, hi, self.field_node(tmp), sink, None)
+        callee.copy_back = []
+
     def call_stmt(self, mce: A.MethodCallExpression, scope: Scope, sink: Sink) -> None:
         call = mce.call
         if call is None:
@@ -531,6 +544,20 @@ class Lowering:
                 raise CompileError("the count must be a compile-time constant", mce.loc)
             op = "push" if call.name == "push_front" else "pop"
             sink.prim(op, [{"type": "header_stack", "value": stack.name}, J.hexstr(count, 32)], src)
+        elif (
+            kind == "control_apply"
+            and self.checksum_mode is not None
+            and isinstance(call.decl, A.ControlDecl)
+        ):
+            # `C.apply(...)` in a checksum control: inline C's body (its checksum calls).
+            decl = call.decl
+            for d in decl.locals:
+                raise CompileError(
+                    "controls applied from checksum controls cannot have declarations", d.loc
+                )
+            callee = Scope(self.global_scope, f"{scope.prefix}{decl.name}.")
+            self.bind_params(decl.params, call.params_to_args, scope, callee, sink, mce.loc)
+            self.stmts(decl.body.statements, callee, sink)
         else:
             raise CompileError(f"`{print_expr(mce)}` cannot be called here", mce.loc)
 
@@ -587,6 +614,7 @@ class Lowering:
         loc: SourceLocation | None,
     ) -> None:
         ex = ExprLowering(self, caller, sink)
+        out_headers: list[tuple[HeaderLoc, A.Argument]] = []
         for p, a in zip(params, args, strict=False):
             if a is None:
                 if p.default is not None:
@@ -598,7 +626,26 @@ class Lowering:
                 if isinstance(value, A.DontCare):
                     callee.bind(p, self.storage.allocate(p.name, t, p.loc))
                 else:
-                    callee.bind(p, ex.lvalue(value))
+                    if isinstance(value, A.Slice):
+                        # Copy-in/copy-out through a temporary; the caller writes it back
+                        # with copy_back() after the inlined body.
+                        base = ex.lvalue(value.base)
+                        if not isinstance(base, FieldLoc) or self.checksum_mode is not None:
+                            raise CompileError(
+                                f"a bit slice cannot be passed as an `{p.direction}` "
+                                "argument here on this target",
+                                value.loc,
+                            )
+                        tmp = self.storage.new_scalar(self.fresh(p.name), t)
+                        if p.direction == "inout":
+                            sink.assign(self.field_node(tmp), ex.data(value, tmp.width))
+                        callee.bind(p, tmp)
+                        callee.copy_back.append((base, value.lo_value, value.hi_value, tmp))
+                        continue
+                    target = ex.lvalue(value)
+                    callee.bind(p, target)
+                    if p.direction == "out":
+                        out_headers.extend((h, a) for h in _headers_in(target))
                 continue
             if isinstance(value, A.PathExpression | A.Member | A.ArrayIndex) and not (
                 value.const_value is not None and is_scalar_type(t)
@@ -609,7 +656,11 @@ class Lowering:
                     continue
             if is_scalar_type(t):
                 node, is_bool = ex.value(value, width_hint(value) or _width_or_none(t))
-                if value.const_value is not None or node.get("type") in ("hexstr", "bool"):
+                if (
+                    value.const_value is not None
+                    or node.get("type") in ("hexstr", "bool")
+                    or self.checksum_mode is not None  # nothing there can change it
+                ):
                     callee.bind(p, ExprVal(node, t, is_bool))
                 else:
                     # Copy-in, as P4 requires: the callee may change what the
@@ -621,6 +672,24 @@ class Lowering:
                 tmp = self.storage.allocate(p.name, t, p.loc)
                 self.assign_to(tmp, value, caller, sink)
                 callee.bind(p, tmp)
+        if out_headers:
+            # An `out` header starts invalid (P4 copy-in/copy-out; p4c does the same).
+            # The argument's storage is used directly, so another argument must not
+            # read the same header.
+            shared = {
+                id(h)
+                for p, a in zip(params, args, strict=False)
+                if a is not None and p.direction != "out"
+                for h in _headers_in(callee.lookup(p))
+            }
+            for h, a in out_headers:
+                if id(h) in shared:
+                    raise CompileError(
+                        "a header passed as an `out` argument cannot also be passed as "
+                        "another argument of the same call on this target",
+                        a.loc,
+                    )
+                sink.prim("remove_header", [self.header_node(h)], source_info(a.loc))
 
     def inline_action(
         self,
@@ -633,6 +702,7 @@ class Lowering:
         callee = self.decl_scope(action, scope).child()
         self.bind_params(action.params, args, scope, callee, sink, loc)
         self.inline_body(action.body, callee, sink, None)
+        self.copy_back(callee, sink)
 
     def inline_body(
         self, body: A.BlockStatement, scope: Scope, sink: Sink, result: Loc | None
@@ -657,6 +727,7 @@ class Lowering:
         if rt is not None and not isinstance(rt, T.VoidType):
             result = self.storage.allocate(f"{fn.name}_retval", rt, mce.loc)
         self.inline_body(fn.body, callee, sink, result)
+        self.copy_back(callee, sink)
         return result
 
     def decl_scope(self, decl: A.Node, scope: Scope) -> Scope:
@@ -1011,6 +1082,24 @@ def scope_return(scope: Scope) -> ReturnInfo | None:
             return s.return_label
         s = s.parent
     return None
+
+
+def _headers_in(loc: Any) -> list[HeaderLoc]:
+    """The header instances a storage location holds (itself, stack elements, union
+    members, headers inside a struct)."""
+    if isinstance(loc, HeaderLoc):
+        return [loc]
+    out: list[HeaderLoc] = []
+    if isinstance(loc, StackLoc):
+        for el in loc.elements:
+            out.extend(_headers_in(el))
+    elif isinstance(loc, UnionLoc):
+        for m in loc.members.values():
+            out.extend(_headers_in(m))
+    elif isinstance(loc, StructLoc):
+        for f in loc.fields.values():
+            out.extend(_headers_in(f))
+    return out
 
 
 def flatten_fields(loc: Loc) -> list[FieldLoc]:

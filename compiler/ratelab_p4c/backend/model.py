@@ -131,6 +131,7 @@ class ActionProfileInfo:
     explicit_id: int | None = None
     annotations: list[str] = field(default_factory=list)
     loc: SourceLocation | None = None
+    max_group_size: int | None = None  # @max_group_size(N) on a selector
 
 
 @dataclass

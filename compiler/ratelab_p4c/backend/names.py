@@ -25,6 +25,7 @@ _CONSUMED = {
     "noSideEffects",
     "metadata",
     "alias",
+    "max_group_size",
 }
 
 

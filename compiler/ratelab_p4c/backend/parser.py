@@ -3,6 +3,7 @@ the deparser (emit order)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,9 +16,19 @@ from .externs import declare_instance
 from .lower import Lowering, source_info
 from .model import MatchFieldInfo, ValueSetInfo
 from .names import annotations_of, cp_name, id_annotation
-from .scope import Scope
+from .scope import ExprVal, Scope
 from .sinks import ParserSink
-from .storage import FieldLoc, HeaderLoc, Loc, StackLoc, StructLoc, UnionLoc, value_width
+from .storage import (
+    FieldLoc,
+    HeaderLoc,
+    Loc,
+    StackLoc,
+    StructLoc,
+    UnionLoc,
+    header_leaves,
+    leaf_fields,
+    value_width,
+)
 
 
 class PacketRef:
@@ -109,6 +120,7 @@ class ParserLowering:
                 cont = self.fresh_state(name)
                 then_name = self.fresh_state(name)
                 else_name = self.fresh_state(name) if s.otherwise is not None else cont
+                self.hoist_lookaheads(s.cond, sink, scope)
                 cond = ExprLowering(self.lw, scope, sink).boolean(s.cond)
                 tmp = self.lw.storage.new_scalar(self.lw.fresh("tmp"), T.BitsType(1))
                 sink.assign(self.lw.field_node(tmp), J.b2d(cond))
@@ -167,8 +179,12 @@ class ParserLowering:
     ) -> str:
         """Lower a sub-parser's states (renamed) whose accept continues at `cont`;
         returns the name of its start state."""
-        if sub.applied:
-            raise CompileError("a parser instance can be applied only once on this target", mce.loc)
+        if sub.applied and not _reapplicable(sub.decl):
+            raise CompileError(
+                "a parser instance with value sets or extern instances can be applied only "
+                "once on this target",
+                mce.loc,
+            )
         sub.applied = True
         call = mce.call
         assert call is not None
@@ -184,6 +200,16 @@ class ParserLowering:
             a for p, a in zip(params, call.params_to_args, strict=False) if callee.lookup(p) is None
         ]
         self.lw.bind_params(rest_params, rest_args, scope, callee, sink, mce.loc)
+        if callee.copy_back:
+            where = next(
+                (a.value.loc for a in rest_args if a is not None and isinstance(a.value, A.Slice)),
+                mce.loc,
+            )
+            raise CompileError(
+                "a bit slice cannot be passed as an `out`/`inout` argument of a sub-parser "
+                "on this target",
+                where,
+            )
         init = ParserSink()
         self.declare_locals(sub.decl, callee, sub.prefix, init)
         sink.items.extend(init.items)
@@ -242,6 +268,7 @@ class ParserLowering:
         if isinstance(s, A.MethodCallStatement):
             mce = s.call
             call = mce.call
+            self.hoist_lookaheads(s, sink, scope)
             if call is not None and call.kind == "verify":
                 args = [a.value if a else None for a in call.params_to_args]
                 if len(args) < 2 or args[0] is None or args[1] is None:
@@ -264,7 +291,28 @@ class ParserLowering:
             scope.bind(s, loc)
             self.lookahead_into(loc, s.init, sink)
             return
+        if isinstance(s, A.AssignmentStatement | A.VariableDecl):
+            self.hoist_lookaheads(s, sink, scope)
         lw.stmt(s, scope, sink)
+
+    def hoist_lookaheads(self, node: A.Node, sink: ParserSink, scope: Scope) -> None:
+        """Reads `packet.lookahead<bit<N>>()` and `packet.lookahead<H>().f` nested inside
+        expressions into temporaries ahead of the statement (BMv2 has lookahead only as
+        the source of a `set` and as a select key), like p4c's side-effect ordering."""
+        for e in _nested_lookaheads(node):
+            t = T.strip_newtype(e.type) if e.type is not None else None
+            if t is None or isinstance(t, T.StructLikeType):
+                raise CompileError("unsupported lookahead", e.loc)
+            la = _lookahead_field(e)
+            if la is None:
+                la = (0, value_width(t))
+            tmp = self.lw.storage.new_scalar(self.lw.fresh("tmp"), t)
+            sink.assign(self.lw.field_node(tmp), {"type": "lookahead", "value": list(la)})
+            node_ = self.lw.field_node(tmp)
+            if isinstance(t, T.BoolType):
+                scope.bind(e, ExprVal(J.d2b(node_), t, True))
+            else:
+                scope.bind(e, ExprVal(node_, t, False))
 
     def packet_call(self, mce: A.MethodCallExpression, sink: ParserSink, scope: Scope) -> None:
         call = mce.call
@@ -306,11 +354,9 @@ class ParserLowering:
         if isinstance(dst, HeaderLoc) and isinstance(t, T.HeaderType):
             sink.prim("add_header", [self.lw.header_node(dst)])
             off = 0
-            for f in t.fields:
-                w = value_width(f.type)
-                sink.assign(
-                    self.lw.field_node(dst.fields[f.name]), {"type": "lookahead", "value": [off, w]}
-                )
+            for fl in leaf_fields(dst):
+                w = value_width(fl.type)
+                sink.assign(self.lw.field_node(fl), {"type": "lookahead", "value": [off, w]})
                 off += w
             return
         raise CompileError("unsupported lookahead", e.loc)
@@ -334,6 +380,7 @@ class ParserLowering:
             if la is not None:
                 key.append({"type": "lookahead", "value": list(la)})
                 continue
+            self.hoist_lookaheads(k, sink, scope)
             node = self._key_field(k, ex)
             if node is None:
                 t = k.type or T.INT
@@ -480,9 +527,9 @@ def _lookahead_field(e: A.Expression) -> tuple[int, int] | None:
     if not isinstance(ht, T.StructLikeType):
         return None
     off = 0
-    for f in ht.fields:
-        w = value_width(f.type)
-        if f.name == e.member:
+    for path, t in header_leaves(ht):
+        w = value_width(t)
+        if path == (e.member,):
             return off, w
         off += w
     return None
@@ -499,6 +546,50 @@ def _validity_only(e: A.Expression) -> bool:
         and e.call.kind == "header_method"
         and e.call.name == "isValid"
     )
+
+
+def _reapplicable(decl: A.ParserDecl) -> bool:
+    """Whether a sub-parser instance can be inlined once per application (as p4c
+    does): it owns no value sets and no extern instances, which exist once."""
+    for d in decl.locals:
+        if isinstance(d, A.ValueSetDecl):
+            return False
+        if isinstance(d, A.InstanceDecl) and (
+            not isinstance(d.decl, A.ParserDecl) or not _reapplicable(d.decl)
+        ):
+            return False
+    return True
+
+
+_NOT_WALKED = frozenset({"decl", "type", "const_value", "type_ref", "type_args"})
+
+
+def _nested_lookaheads(node: A.Node) -> list[A.Expression]:
+    """Lookahead reads inside the expressions of one statement (not nested statements):
+    `lookahead<H>().f` members and bare `lookahead<T>()` calls, outermost first."""
+    found: list[A.Expression] = []
+
+    def visit(x: Any) -> None:
+        if isinstance(x, list | tuple):
+            for y in x:
+                visit(y)
+            return
+        if not isinstance(x, A.Node) or isinstance(x, A.Statement | A.Declaration):
+            return
+        if isinstance(x, A.Expression) and (_lookahead_field(x) is not None or _is_lookahead(x)):
+            found.append(x)
+            return
+        for f in dataclasses.fields(x):
+            if f.name not in _NOT_WALKED:
+                visit(getattr(x, f.name))
+
+    if isinstance(node, A.Statement | A.Declaration):
+        for f in dataclasses.fields(node):
+            if f.name not in _NOT_WALKED:
+                visit(getattr(node, f.name))
+    else:
+        visit(node)
+    return found
 
 
 def _is_lookahead(e: A.Expression) -> bool:

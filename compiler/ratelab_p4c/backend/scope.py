@@ -55,6 +55,9 @@ class Scope:
     vars: dict[A.Node, Any] = field(default_factory=dict)
     # Enclosing control's locals (actions/tables) resolved to their lowered objects.
     return_label: Any = None
+    # Bit slices passed as out/inout arguments of the call this scope belongs to:
+    # (destination field, lo, hi, temporary) written back by Lowering.copy_back.
+    copy_back: list[tuple[Any, int, int, Any]] = field(default_factory=list)
 
     def lookup(self, decl: A.Node | None) -> Any:
         s: Scope | None = self

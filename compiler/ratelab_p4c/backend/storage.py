@@ -67,7 +67,8 @@ class FieldLoc(Loc):
 class HeaderLoc(Loc):
     name: str
     type: T.HeaderType
-    fields: dict[str, FieldLoc] = field(default_factory=dict)
+    # FieldLoc per field; a StructLoc of FieldLocs for a struct-typed header field.
+    fields: dict[str, Loc] = field(default_factory=dict)
     dynamic: Any = None  # JSON expression producing the header (stack element at run time)
 
 
@@ -90,6 +91,64 @@ class UnionLoc(Loc):
 class StructLoc(Loc):
     type: T.StructLikeType | T.TupleType
     fields: dict[str, Loc] = field(default_factory=dict)
+
+
+def header_leaves(ht: T.StructLikeType) -> list[tuple[tuple[str, ...], T.Type]]:
+    """The scalar fields of a header in layout order, with their path: struct-typed
+    header fields contribute their own fields (recursively)."""
+    out: list[tuple[tuple[str, ...], T.Type]] = []
+
+    def rec(prefix: tuple[str, ...], t: T.StructLikeType) -> None:
+        for f in t.fields:
+            ft = T.strip_newtype(f.type)
+            if isinstance(ft, T.StructType):
+                rec((*prefix, f.name), ft)
+            else:
+                out.append(((*prefix, f.name), f.type))
+
+    rec((), ht)
+    return out
+
+
+def header_field_names(ht: T.StructLikeType) -> list[str]:
+    """BMv2 field names of a header's leaves.  A header with struct-typed fields is
+    flattened like p4c's FlattenHeaders: every field becomes `_<path>_<index>`."""
+    leaves = header_leaves(ht)
+    if not any(isinstance(T.strip_newtype(f.type), T.StructType) for f in ht.fields):
+        return [path[0] for path, _ in leaves]
+    return [f"_{'_'.join(path)}{i}" for i, (path, _) in enumerate(leaves)]
+
+
+def header_field_locs(name: str, ht: T.HeaderType, dynamic: Any = None) -> dict[str, Loc]:
+    """Field locations of header instance `name` (dynamic: the JSON expression of a stack
+    element addressed at run time; its fields are then accessed by index)."""
+    names = iter(enumerate(header_field_names(ht)))
+
+    def build(t: T.StructLikeType) -> dict[str, Loc]:
+        out: dict[str, Loc] = {}
+        for f in t.fields:
+            ft = T.strip_newtype(f.type)
+            if isinstance(ft, T.StructType):
+                out[f.name] = StructLoc(ft, build(ft))
+            else:
+                i, n = next(names)
+                out[f.name] = FieldLoc(
+                    name, n, f.type, (dynamic, i) if dynamic is not None else None
+                )
+        return out
+
+    return build(ht)
+
+
+def leaf_fields(loc: Loc) -> list[FieldLoc]:
+    """The FieldLocs under a header or struct location, in layout order."""
+    if isinstance(loc, FieldLoc):
+        return [loc]
+    out: list[FieldLoc] = []
+    if isinstance(loc, HeaderLoc | StructLoc):
+        for f in loc.fields.values():
+            out.extend(leaf_fields(f))
+    return out
 
 
 @dataclass
@@ -137,15 +196,15 @@ class Storage:
         fields: list[list[Any]] = []
         max_length = None
         total = 0
-        for f in ht.fields:
-            ft = T.strip_newtype(f.type)
+        for (_, ftype), fname in zip(header_leaves(ht), header_field_names(ht), strict=True):
+            ft = T.strip_newtype(ftype)
             if isinstance(ft, T.VarbitType):
-                fields.append([f.name, "*"])
+                fields.append([fname, "*"])
                 max_length = ft.max_width
             else:
                 w = value_width(ft)
                 total += w
-                fields.append([f.name, w, is_signed(ft)])
+                fields.append([fname, w, is_signed(ft)])
         if metadata and total % 8:
             fields.append(["_padding", 8 - total % 8, False])
         hj = HeaderTypeJson(name, fields)
@@ -191,10 +250,7 @@ class Storage:
         return self._header_loc(name, ht)
 
     def _header_loc(self, name: str, ht: T.HeaderType) -> HeaderLoc:
-        loc = HeaderLoc(name, ht)
-        for f in ht.fields:
-            loc.fields[f.name] = FieldLoc(name, f.name, f.type)
-        return loc
+        return HeaderLoc(name, ht, header_field_locs(name, ht))
 
     def new_scalar(self, base: str, t: T.Type) -> FieldLoc:
         name = self.unique(base, self._scalar_names)

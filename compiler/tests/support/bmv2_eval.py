@@ -163,7 +163,11 @@ def _eval_op(e: Json, env: Env) -> Any:
         return env.valid.get(right, False)
     if op == "valid_union":
         return any(env.valid.get(h, False) for h in env.union_members(right))
+    if op == "access_field":  # a field of a stack element addressed at run time
+        return env.get(*_dynamic_field(e, env))
     left = evaluate(e["left"], env)
+    if op == "dereference_header_stack":
+        return f"{left}[{_int(right)}]"
     if op == "two_comp_mod":
         return wrap(_int(left), _int(right), True)
     if op == "sat_cast":
@@ -178,9 +182,21 @@ def _eval_op(e: Json, env: Env) -> Any:
     raise EvalError(f"unsupported expression op {op!r}")
 
 
-def _lvalue(tv: Json) -> tuple[str, str]:
+def _dynamic_field(e: Json, env: Env) -> tuple[str, str]:
+    """(header instance, field name) of an `access_field` expression."""
+    header = evaluate(e["left"], env)
+    fields = env._types[env._headers[header]["header_type"]]["fields"]
+    return header, fields[e["right"]][0]
+
+
+def _lvalue(tv: Json, env: Env | None = None) -> tuple[str, str]:
     if tv["type"] == "field":
         return tv["value"][0], tv["value"][1]
+    inner = tv
+    while inner.get("type") == "expression":
+        inner = inner["value"]
+    if env is not None and inner.get("op") == "access_field":
+        return _dynamic_field(inner, env)
     raise EvalError(f"unsupported assignment target {tv}")
 
 
@@ -199,7 +215,7 @@ def run_action(action: Json, env: Env, runtime_data: list[int] | None = None) ->
         op, params = p["op"], p["parameters"]
         pc += 1
         if op in ("assign", "modify_field"):
-            h, f = _lvalue(params[0])
+            h, f = _lvalue(params[0], env)
             value = evaluate(params[1], env)
             env.set(h, f, int(value))
         elif op == "add_header":
@@ -342,7 +358,7 @@ def run_parse_state(state: Json, env: Env, vsets: dict[str, set[int]] | None = N
                 env.valid[params[0]["value"]] = True
             env.calls.append(kind)
         elif kind == "set":
-            h, f = _lvalue(params[0])
+            h, f = _lvalue(params[0], env)
             env.set(h, f, int(evaluate(params[1], env)))
         elif kind == "primitive":
             run_action({"primitives": params}, env)
