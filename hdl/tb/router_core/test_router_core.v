@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+/*
+ * Testbench wrapper of router_core with 4 ports as separate AXI-Stream
+ * interfaces (sNN_axis_*, mNN_axis_*) for cocotbext-axi
+ */
+module test_router_core #
+(
+    parameter DATA_WIDTH = 64,
+    parameter KEEP_WIDTH = (DATA_WIDTH/8),
+    parameter USER_WIDTH = 1,
+    parameter LPM_ENTRIES = 16,
+    parameter NH_ENTRIES = 8,
+    parameter ABT_SLOTS = 1024,
+    parameter DECAY_LEN = 16384,
+    parameter PEND_DEPTH = 256,
+    parameter IN_FIFO_DEPTH = 512,
+    parameter OUT_FIFO_DEPTH = 2048,
+    parameter CLK_PER_US = 250,
+    parameter AXIL_ADDR_WIDTH = 16
+)
+(
+    input  wire                        clk,
+    input  wire                        rst,
+    input  wire [DATA_WIDTH-1:0]       s00_axis_tdata,
+    input  wire [KEEP_WIDTH-1:0]       s00_axis_tkeep,
+    input  wire                        s00_axis_tvalid,
+    output wire                        s00_axis_tready,
+    input  wire                        s00_axis_tlast,
+    input  wire [USER_WIDTH-1:0]       s00_axis_tuser,
+    output wire [DATA_WIDTH-1:0]       m00_axis_tdata,
+    output wire [KEEP_WIDTH-1:0]       m00_axis_tkeep,
+    output wire                        m00_axis_tvalid,
+    input  wire                        m00_axis_tready,
+    output wire                        m00_axis_tlast,
+    output wire [USER_WIDTH-1:0]       m00_axis_tuser,
+    input  wire [DATA_WIDTH-1:0]       s01_axis_tdata,
+    input  wire [KEEP_WIDTH-1:0]       s01_axis_tkeep,
+    input  wire                        s01_axis_tvalid,
+    output wire                        s01_axis_tready,
+    input  wire                        s01_axis_tlast,
+    input  wire [USER_WIDTH-1:0]       s01_axis_tuser,
+    output wire [DATA_WIDTH-1:0]       m01_axis_tdata,
+    output wire [KEEP_WIDTH-1:0]       m01_axis_tkeep,
+    output wire                        m01_axis_tvalid,
+    input  wire                        m01_axis_tready,
+    output wire                        m01_axis_tlast,
+    output wire [USER_WIDTH-1:0]       m01_axis_tuser,
+    input  wire [DATA_WIDTH-1:0]       s02_axis_tdata,
+    input  wire [KEEP_WIDTH-1:0]       s02_axis_tkeep,
+    input  wire                        s02_axis_tvalid,
+    output wire                        s02_axis_tready,
+    input  wire                        s02_axis_tlast,
+    input  wire [USER_WIDTH-1:0]       s02_axis_tuser,
+    output wire [DATA_WIDTH-1:0]       m02_axis_tdata,
+    output wire [KEEP_WIDTH-1:0]       m02_axis_tkeep,
+    output wire                        m02_axis_tvalid,
+    input  wire                        m02_axis_tready,
+    output wire                        m02_axis_tlast,
+    output wire [USER_WIDTH-1:0]       m02_axis_tuser,
+    input  wire [DATA_WIDTH-1:0]       s03_axis_tdata,
+    input  wire [KEEP_WIDTH-1:0]       s03_axis_tkeep,
+    input  wire                        s03_axis_tvalid,
+    output wire                        s03_axis_tready,
+    input  wire                        s03_axis_tlast,
+    input  wire [USER_WIDTH-1:0]       s03_axis_tuser,
+    output wire [DATA_WIDTH-1:0]       m03_axis_tdata,
+    output wire [KEEP_WIDTH-1:0]       m03_axis_tkeep,
+    output wire                        m03_axis_tvalid,
+    input  wire                        m03_axis_tready,
+    output wire                        m03_axis_tlast,
+    output wire [USER_WIDTH-1:0]       m03_axis_tuser,
+    input  wire [AXIL_ADDR_WIDTH-1:0]  s_axil_awaddr,
+    input  wire [2:0]                  s_axil_awprot,
+    input  wire                        s_axil_awvalid,
+    output wire                        s_axil_awready,
+    input  wire [31:0]                 s_axil_wdata,
+    input  wire [3:0]                  s_axil_wstrb,
+    input  wire                        s_axil_wvalid,
+    output wire                        s_axil_wready,
+    output wire [1:0]                  s_axil_bresp,
+    output wire                        s_axil_bvalid,
+    input  wire                        s_axil_bready,
+    input  wire [AXIL_ADDR_WIDTH-1:0]  s_axil_araddr,
+    input  wire [2:0]                  s_axil_arprot,
+    input  wire                        s_axil_arvalid,
+    output wire                        s_axil_arready,
+    output wire [31:0]                 s_axil_rdata,
+    output wire [1:0]                  s_axil_rresp,
+    output wire                        s_axil_rvalid,
+    input  wire                        s_axil_rready
+);
+
+localparam PORTS = 4;
+
+router_core #(
+    .PORTS(PORTS),
+    .DATA_WIDTH(DATA_WIDTH),
+    .KEEP_WIDTH(KEEP_WIDTH),
+    .USER_WIDTH(USER_WIDTH),
+    .LPM_ENTRIES(LPM_ENTRIES),
+    .NH_ENTRIES(NH_ENTRIES),
+    .ABT_SLOTS(ABT_SLOTS),
+    .DECAY_LEN(DECAY_LEN),
+    .PEND_DEPTH(PEND_DEPTH),
+    .IN_FIFO_DEPTH(IN_FIFO_DEPTH),
+    .OUT_FIFO_DEPTH(OUT_FIFO_DEPTH),
+    .CLK_PER_US(CLK_PER_US),
+    .AXIL_ADDR_WIDTH(AXIL_ADDR_WIDTH)
+)
+core_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_axis_tdata({s03_axis_tdata, s02_axis_tdata, s01_axis_tdata, s00_axis_tdata}),
+    .s_axis_tkeep({s03_axis_tkeep, s02_axis_tkeep, s01_axis_tkeep, s00_axis_tkeep}),
+    .s_axis_tvalid({s03_axis_tvalid, s02_axis_tvalid, s01_axis_tvalid, s00_axis_tvalid}),
+    .s_axis_tready({s03_axis_tready, s02_axis_tready, s01_axis_tready, s00_axis_tready}),
+    .s_axis_tlast({s03_axis_tlast, s02_axis_tlast, s01_axis_tlast, s00_axis_tlast}),
+    .s_axis_tuser({s03_axis_tuser, s02_axis_tuser, s01_axis_tuser, s00_axis_tuser}),
+    .m_axis_tdata({m03_axis_tdata, m02_axis_tdata, m01_axis_tdata, m00_axis_tdata}),
+    .m_axis_tkeep({m03_axis_tkeep, m02_axis_tkeep, m01_axis_tkeep, m00_axis_tkeep}),
+    .m_axis_tvalid({m03_axis_tvalid, m02_axis_tvalid, m01_axis_tvalid, m00_axis_tvalid}),
+    .m_axis_tready({m03_axis_tready, m02_axis_tready, m01_axis_tready, m00_axis_tready}),
+    .m_axis_tlast({m03_axis_tlast, m02_axis_tlast, m01_axis_tlast, m00_axis_tlast}),
+    .m_axis_tuser({m03_axis_tuser, m02_axis_tuser, m01_axis_tuser, m00_axis_tuser}),
+    .s_axil_awaddr(s_axil_awaddr),
+    .s_axil_awprot(s_axil_awprot),
+    .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready),
+    .s_axil_wdata(s_axil_wdata),
+    .s_axil_wstrb(s_axil_wstrb),
+    .s_axil_wvalid(s_axil_wvalid),
+    .s_axil_wready(s_axil_wready),
+    .s_axil_bresp(s_axil_bresp),
+    .s_axil_bvalid(s_axil_bvalid),
+    .s_axil_bready(s_axil_bready),
+    .s_axil_araddr(s_axil_araddr),
+    .s_axil_arprot(s_axil_arprot),
+    .s_axil_arvalid(s_axil_arvalid),
+    .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata),
+    .s_axil_rresp(s_axil_rresp),
+    .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(s_axil_rready)
+);
+
+endmodule
+
+`resetall
