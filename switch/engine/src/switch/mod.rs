@@ -1,0 +1,695 @@
+//! The v1model switch (as simple_switch runs it): ingress, traffic manager,
+//! egress and replication. The control API is in `control.rs`.
+
+mod control;
+
+use crate::error::{ControlError, LoadError};
+use crate::exec::{self, Digest, Flags, Pkt, State};
+use crate::load::load;
+use crate::phv::{Phv, Val};
+use crate::program::{ActionRef, MatchKind, Program};
+use crate::table::MatchValue;
+use std::collections::{HashMap, VecDeque};
+
+/// `standard_metadata.instance_type` values, as simple_switch sets them.
+pub mod instance_type {
+    /// A packet received on a port.
+    pub const NORMAL: u32 = 0;
+    /// An ingress-to-egress clone.
+    pub const INGRESS_CLONE: u32 = 1;
+    /// An egress-to-egress clone.
+    pub const EGRESS_CLONE: u32 = 2;
+    /// A recirculated packet.
+    pub const RECIRC: u32 = 4;
+    /// A multicast replica.
+    pub const REPLICATION: u32 = 5;
+    /// A resubmitted packet.
+    pub const RESUBMIT: u32 = 6;
+}
+
+/// The drop port: `egress_spec == 511` (or `mark_to_drop`) drops the packet.
+pub const DROP_PORT: u32 = 511;
+/// Port numbers are 0..=511 (9 bits).
+pub const MAX_PORTS: usize = 512;
+/// Default queue depth in packets (simple_switch's default).
+pub const DEFAULT_QUEUE_DEPTH: usize = 64;
+/// Resubmit / recirculate passes allowed per received packet before it is
+/// dropped (counted in [`SwitchStats::loop_drops`]).
+pub const MAX_LOOPS: u32 = 32;
+
+/// A frame leaving the switch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// Egress port.
+    pub port: u32,
+    /// Bytes on the wire.
+    pub data: Vec<u8>,
+    /// Time (µs) its transmission starts (= its dequeue time).
+    pub time_us: u64,
+}
+
+/// Drain rate of a port queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rate {
+    /// No limit: a packet is dequeued when it arrives.
+    #[default]
+    Unlimited,
+    /// Packets per second.
+    Pps(u64),
+    /// Bits per second.
+    Bps(u64),
+}
+
+impl Rate {
+    /// Transmission time in µs of a frame of `bytes` bytes (rounded up).
+    pub fn tx_time_us(self, bytes: usize) -> u64 {
+        match self {
+            Rate::Unlimited | Rate::Pps(0) | Rate::Bps(0) => 0,
+            Rate::Pps(r) => 1_000_000u64.div_ceil(r),
+            Rate::Bps(r) => ((bytes as u128 * 8 * 1_000_000).div_ceil(r as u128)) as u64,
+        }
+    }
+}
+
+/// A replication target: egress port and replication id (`egress_rid`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replica {
+    /// Egress port.
+    pub port: u32,
+    /// Value of `standard_metadata.egress_rid` for this copy.
+    pub rid: u32,
+}
+
+/// A clone (mirror) session.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CloneSession {
+    /// Where clones go (one port, or several like a multicast group).
+    pub replicas: Vec<Replica>,
+    /// Truncate clones to this many bytes.
+    pub truncate: Option<usize>,
+}
+
+/// Per-port counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PortStats {
+    /// Packets received (inject).
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Packets dropped because the queue was full.
+    pub queue_drops: u64,
+    /// Frames dropped because they exceeded the port MTU.
+    pub mtu_drops: u64,
+}
+
+/// Switch-wide counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SwitchStats {
+    /// Packets dropped at the end of ingress (egress_spec 511, no mcast).
+    pub ingress_drops: u64,
+    /// Packets dropped at the end of egress (mark_to_drop in egress).
+    pub egress_drops: u64,
+    /// Packets dropped because an `assert`/`assume` failed.
+    pub assert_drops: u64,
+    /// Packets dropped after [`MAX_LOOPS`] resubmits / recirculations.
+    pub loop_drops: u64,
+    /// Packets sent to a port number > 511 (dropped).
+    pub bad_port_drops: u64,
+    /// Packets whose multicast group or clone session does not exist.
+    pub no_target_drops: u64,
+}
+
+/// An entry as read back from a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryInfo {
+    /// Entry handle.
+    pub handle: u32,
+    /// Match key.
+    pub key: Vec<MatchValue>,
+    /// Priority (BMv2 convention: lower wins; 0 for tables without priorities).
+    pub priority: i32,
+    /// Action name.
+    pub action: String,
+    /// Action parameters.
+    pub params: Vec<u128>,
+    /// Direct counter: packets.
+    pub packets: u64,
+    /// Direct counter: bytes.
+    pub bytes: u64,
+    /// Time (µs) the entry last matched a packet (`None`: never), so a
+    /// caller can implement entry ageing / idle timeouts.
+    pub last_hit_us: Option<u64>,
+    /// For indirect tables: the action profile member the entry runs.
+    pub member: Option<u32>,
+    /// For indirect tables with a selector: the group the entry runs.
+    pub group: Option<u32>,
+}
+
+/// A key component of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyInfo {
+    /// Name (the JSON `name`, e.g. `hdr.ipv4.dstAddr`).
+    pub name: String,
+    /// Match kind.
+    pub kind: MatchKind,
+    /// Width in bits.
+    pub width: u32,
+}
+
+/// Static description of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableInfo {
+    /// Fully qualified name.
+    pub name: String,
+    /// JSON id.
+    pub id: u64,
+    /// Key components.
+    pub key: Vec<KeyInfo>,
+    /// Names of the actions the table may run.
+    pub actions: Vec<String>,
+    /// `max_size`.
+    pub max_size: usize,
+    /// Whether entries carry priorities (ternary / range / optional keys).
+    pub uses_priority: bool,
+    /// Whether entries come from the program and cannot be changed.
+    pub const_entries: bool,
+    /// Whether the default action cannot be changed.
+    pub const_default: bool,
+    /// Action profile of an indirect table.
+    pub action_profile: Option<String>,
+    /// Whether entries have direct counters (`with_counters`).
+    pub with_counters: bool,
+    /// Name of the direct meter array, if any.
+    pub direct_meter: Option<String>,
+    /// Current number of entries.
+    pub entries: usize,
+}
+
+/// Static description of an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionInfo {
+    /// Fully qualified name.
+    pub name: String,
+    /// JSON id.
+    pub id: u64,
+    /// Parameters: (name, width in bits).
+    pub params: Vec<(String, u32)>,
+}
+
+struct Queued {
+    pkt: Box<Pkt>,
+    enq_time: u64,
+    enq_depth: u32,
+    loops: u32,
+}
+
+struct Port {
+    /// Priority queues; index = priority, the highest index is served first.
+    qs: Vec<VecDeque<Queued>>,
+    depth: usize,
+    rate: Rate,
+    mtu: usize,
+    next_free: u64,
+    stats: PortStats,
+}
+
+impl Port {
+    fn new() -> Port {
+        Port {
+            qs: vec![VecDeque::new()],
+            depth: DEFAULT_QUEUE_DEPTH,
+            rate: Rate::Unlimited,
+            mtu: 0,
+            next_free: 0,
+            stats: PortStats::default(),
+        }
+    }
+}
+
+/// A v1model software switch running one BMv2 JSON program.
+///
+/// Sans-IO: time is passed in as microseconds (`u64`) and must not go
+/// backwards (an earlier time is treated as the latest time seen).
+/// `Switch` is `Send`: wrap it in a `Mutex` to share it between a packet
+/// thread and a control thread; every method is short and non-blocking.
+pub struct Switch {
+    prog: Program,
+    st: State,
+    ports: Vec<Port>,
+    active: Vec<u32>,
+    mc_groups: HashMap<u32, Vec<Replica>>,
+    clone_sessions: HashMap<u32, CloneSession>,
+    out: Vec<Frame>,
+    now: u64,
+    // Boxed so that packets move between queues and the pool without copying.
+    #[allow(clippy::vec_box)]
+    pool: Vec<Box<Pkt>>,
+    stats: SwitchStats,
+    seed: u64,
+    deparse_buf: Vec<u8>,
+}
+
+pub(super) fn nf<T>(kind: &'static str, name: &str) -> Result<T, ControlError> {
+    Err(ControlError::NotFound(kind, name.to_string()))
+}
+
+impl Switch {
+    /// Loads a BMv2 JSON program. `seed` seeds the generator behind
+    /// `random`, `modify_field_rng_uniform` and the `random` hash.
+    pub fn new(json: &str, seed: u64) -> Result<Switch, LoadError> {
+        let prog = load(json)?;
+        let st = Self::fresh_state(&prog, seed)?;
+        Ok(Switch {
+            prog,
+            st,
+            ports: (0..MAX_PORTS).map(|_| Port::new()).collect(),
+            active: Vec::new(),
+            mc_groups: HashMap::new(),
+            clone_sessions: HashMap::new(),
+            out: Vec::new(),
+            now: 0,
+            pool: Vec::new(),
+            stats: SwitchStats::default(),
+            seed,
+            deparse_buf: Vec::new(),
+        })
+    }
+
+    fn fresh_state(prog: &Program, seed: u64) -> Result<State, LoadError> {
+        let mut st = State::new(prog, seed);
+        for (ti, t) in prog.tables.iter().enumerate() {
+            if let Some(entries) = &t.const_entries {
+                for (i, e) in entries.iter().enumerate() {
+                    st.tables[ti]
+                        .mt
+                        .add(
+                            e.key.clone(),
+                            e.priority,
+                            ActionRef::Direct(e.action.clone()),
+                        )
+                        .map_err(|err| {
+                            LoadError::new(
+                                format!("table {:?} entries[{i}]", t.name),
+                                err.to_string(),
+                            )
+                        })?;
+                }
+            }
+        }
+        Ok(st)
+    }
+
+    /// Replaces the program after validating the new one completely. On
+    /// error nothing changes. On success, table entries, registers,
+    /// counters, meters and value sets start empty, and queued packets
+    /// (built for the old program) are discarded; multicast groups, clone
+    /// sessions and port settings stay.
+    pub fn reload(&mut self, json: &str) -> Result<(), LoadError> {
+        let prog = load(json)?;
+        let st = Self::fresh_state(&prog, self.seed)?;
+        self.prog = prog;
+        self.st = st;
+        for p in &mut self.ports {
+            p.qs.iter_mut().for_each(|q| q.clear());
+        }
+        self.active.clear();
+        self.pool.clear();
+        Ok(())
+    }
+
+    // ================================================================ packets
+
+    /// Latest time seen (µs).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// A packet arrives on `port` (0..=511; larger numbers are truncated to
+    /// the width of `standard_metadata.ingress_port`) at `now_us`: first
+    /// everything due by `now_us` is dequeued (its frames wait for
+    /// [`Switch::poll`]), then the packet runs through the parser, checksum
+    /// verification and ingress, and is enqueued (or replicated, cloned,
+    /// resubmitted, dropped).
+    pub fn inject(&mut self, port: u32, data: &[u8], now_us: u64) {
+        let now = now_us.max(self.now);
+        self.advance(now);
+        if let Some(p) = self.ports.get_mut(port as usize) {
+            p.stats.rx_packets += 1;
+            p.stats.rx_bytes += data.len() as u64;
+        }
+        self.ingress(port, data, instance_type::NORMAL, &[], 0, now);
+    }
+
+    /// Dequeues every packet due by `now_us`, runs egress on each and
+    /// returns the frames to transmit, in time order.
+    pub fn poll(&mut self, now_us: u64) -> Vec<Frame> {
+        let mut v = Vec::new();
+        self.poll_into(now_us, &mut v);
+        v
+    }
+
+    /// Like [`Switch::poll`], appending to `out` (no allocation when `out`
+    /// has room).
+    pub fn poll_into(&mut self, now_us: u64, out: &mut Vec<Frame>) {
+        let now = now_us.max(self.now);
+        self.advance(now);
+        out.append(&mut self.out);
+    }
+
+    /// When the next queued packet becomes due (µs), if any. Frames already
+    /// produced but not yet polled are due now.
+    pub fn next_event_time(&self) -> Option<u64> {
+        if !self.out.is_empty() {
+            return Some(self.now);
+        }
+        self.active.iter().filter_map(|&p| self.due(p)).min()
+    }
+
+    fn due(&self, port: u32) -> Option<u64> {
+        let p = &self.ports[port as usize];
+        p.qs.iter()
+            .filter_map(|q| q.front().map(|h| h.enq_time))
+            .min()
+            .map(|t| t.max(p.next_free))
+    }
+
+    fn advance(&mut self, now: u64) {
+        self.now = now;
+        loop {
+            let mut best: Option<(u64, u32)> = None;
+            for &p in &self.active {
+                if let Some(d) = self.due(p) {
+                    if d <= now && best.is_none_or(|b| (d, p) < b) {
+                        best = Some((d, p));
+                    }
+                }
+            }
+            let Some((t, port)) = best else { break };
+            self.dequeue(port, t);
+        }
+    }
+
+    fn get_pkt(&mut self) -> Box<Pkt> {
+        match self.pool.pop() {
+            Some(mut p) => {
+                p.phv.reset(&self.prog.valid_init);
+                p.flags = Flags::default();
+                p.payload.clear();
+                p
+            }
+            None => Box::new(Pkt {
+                phv: Phv::new(
+                    self.prog.fields.len(),
+                    &self.prog.valid_init,
+                    self.prog.stacks.len(),
+                    self.prog.n_varbits,
+                ),
+                payload: Vec::new(),
+                len: 0,
+                flags: Flags::default(),
+            }),
+        }
+    }
+
+    fn put_pkt(&mut self, p: Box<Pkt>) {
+        if self.pool.len() < 4096 {
+            self.pool.push(p);
+        }
+    }
+
+    fn capture(&self, pkt: &Pkt, fl: Option<u32>) -> Vec<(u32, u128)> {
+        match fl.and_then(|id| self.prog.field_lists.get(&(id as u64))) {
+            Some(fields) => fields
+                .iter()
+                .map(|&f| (f, pkt.phv.vals[f as usize]))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// A fresh packet from `data`: metadata set, preserved fields restored,
+    /// parsed, checksums verified.
+    fn parsed(
+        &mut self,
+        port: u32,
+        data: &[u8],
+        itype: u32,
+        keep: &[(u32, u128)],
+        now: u64,
+    ) -> Box<Pkt> {
+        let mut pkt = self.get_pkt();
+        let p = &self.prog;
+        let sm = &p.sm;
+        p.set_opt(&mut pkt.phv, sm.ingress_port, port as Val);
+        p.set_opt(&mut pkt.phv, sm.instance_type, itype as Val);
+        p.set_opt(&mut pkt.phv, sm.packet_length, data.len() as Val);
+        p.set_opt(&mut pkt.phv, sm.ingress_global_timestamp, now as Val);
+        for &(f, v) in keep {
+            pkt.phv.vals[f as usize] = v;
+        }
+        pkt.len = data.len();
+        self.st.now_us = now;
+        exec::parse(p, &mut self.st, &mut pkt, data);
+        exec::verify_checksums(p, &mut self.st, &mut pkt);
+        pkt
+    }
+
+    fn ingress(
+        &mut self,
+        port: u32,
+        data: &[u8],
+        itype: u32,
+        keep: &[(u32, u128)],
+        loops: u32,
+        now: u64,
+    ) {
+        let mut pkt = self.parsed(port, data, itype, keep, now);
+        exec::run_control(&self.prog, &mut self.st, &mut pkt, self.prog.ingress);
+        let p = &self.prog;
+        for &(recv, list) in &pkt.flags.digests {
+            let ll = &p.learn_lists[&(list as u64)];
+            self.st.digests.push(Digest {
+                list_id: list,
+                list_name: ll.name.clone(),
+                receiver: recv,
+                values: ll
+                    .fields
+                    .iter()
+                    .map(|&f| pkt.phv.vals[f as usize])
+                    .collect(),
+                time_us: now,
+            });
+        }
+        if pkt.flags.assert_failed {
+            self.stats.assert_drops += 1;
+            self.put_pkt(pkt);
+            return;
+        }
+        if let Some((session, fl)) = pkt.flags.clone {
+            let keep = self.capture(&pkt, fl);
+            match self.clone_sessions.get(&session).cloned() {
+                Some(s) => {
+                    for r in &s.replicas {
+                        let mut c =
+                            self.parsed(port, data, instance_type::INGRESS_CLONE, &keep, now);
+                        let p = &self.prog;
+                        p.set_opt(&mut c.phv, p.sm.egress_rid, r.rid as Val);
+                        c.flags.truncate = s.truncate;
+                        self.enqueue(r.port, c, now, loops);
+                    }
+                }
+                None => self.stats.no_target_drops += 1,
+            }
+        }
+        if let Some(fl) = pkt.flags.resubmit {
+            let keep = self.capture(&pkt, fl);
+            self.put_pkt(pkt);
+            if loops + 1 >= MAX_LOOPS {
+                self.stats.loop_drops += 1;
+                return;
+            }
+            self.ingress(port, data, instance_type::RESUBMIT, &keep, loops + 1, now);
+            return;
+        }
+        let p = &self.prog;
+        let grp = p.get_opt(&pkt.phv, p.sm.mcast_grp) as u32;
+        if grp != 0 {
+            match self.mc_groups.get(&grp).cloned() {
+                Some(reps) => {
+                    for r in reps {
+                        let mut c = self.get_pkt();
+                        c.phv.copy_from(&pkt.phv);
+                        c.payload.extend_from_slice(&pkt.payload);
+                        c.len = pkt.len;
+                        let p = &self.prog;
+                        p.set_opt(&mut c.phv, p.sm.egress_rid, r.rid as Val);
+                        p.set_opt(
+                            &mut c.phv,
+                            p.sm.instance_type,
+                            instance_type::REPLICATION as Val,
+                        );
+                        c.flags.truncate = pkt.flags.truncate;
+                        self.enqueue(r.port, c, now, loops);
+                    }
+                }
+                None => self.stats.no_target_drops += 1,
+            }
+            self.put_pkt(pkt);
+            return;
+        }
+        let spec = p.get_opt(&pkt.phv, p.sm.egress_spec) as u32;
+        if spec == DROP_PORT {
+            self.stats.ingress_drops += 1;
+            self.put_pkt(pkt);
+            return;
+        }
+        pkt.flags.clone = None;
+        pkt.flags.digests.clear();
+        self.enqueue(spec, pkt, now, loops);
+    }
+
+    fn enqueue(&mut self, port: u32, mut pkt: Box<Pkt>, now: u64, loops: u32) {
+        let Some(pt) = self.ports.get_mut(port as usize) else {
+            self.stats.bad_port_drops += 1;
+            self.put_pkt(pkt);
+            return;
+        };
+        let prio = self.prog.get_opt(&pkt.phv, self.prog.sm.priority).max(0) as usize;
+        let qi = prio.min(pt.qs.len() - 1);
+        let was_empty = pt.qs.iter().all(|q| q.is_empty());
+        let q = &mut pt.qs[qi];
+        if q.len() >= pt.depth {
+            pt.stats.queue_drops += 1;
+            self.put_pkt(pkt);
+            return;
+        }
+        pkt.flags.clone = None;
+        pkt.flags.resubmit = None;
+        pkt.flags.recirculate = None;
+        let enq_depth = q.len() as u32;
+        q.push_back(Queued {
+            pkt,
+            enq_time: now,
+            enq_depth,
+            loops,
+        });
+        if was_empty {
+            self.active.push(port);
+        }
+    }
+
+    fn dequeue(&mut self, port: u32, t: u64) {
+        let pt = &mut self.ports[port as usize];
+        // Strict priority among the packets that have arrived by `t`.
+        let Some(qi) = (0..pt.qs.len())
+            .rev()
+            .find(|&i| pt.qs[i].front().is_some_and(|h| h.enq_time <= t))
+        else {
+            return;
+        };
+        let Some(q) = pt.qs[qi].pop_front() else {
+            return;
+        };
+        let deq_depth = pt.qs[qi].len() as u32;
+        if pt.qs.iter().all(|q| q.is_empty()) {
+            self.active.retain(|&x| x != port);
+        }
+        let mut pkt = q.pkt;
+        let p = &self.prog;
+        let sm = &p.sm;
+        p.set_opt(&mut pkt.phv, sm.egress_port, port as Val);
+        p.set_opt(&mut pkt.phv, sm.enq_timestamp, q.enq_time as Val);
+        p.set_opt(&mut pkt.phv, sm.enq_qdepth, q.enq_depth as Val);
+        p.set_opt(&mut pkt.phv, sm.deq_timedelta, (t - q.enq_time) as Val);
+        p.set_opt(&mut pkt.phv, sm.deq_qdepth, deq_depth as Val);
+        p.set_opt(&mut pkt.phv, sm.egress_global_timestamp, t as Val);
+        self.st.now_us = t;
+        let session_trunc = pkt.flags.truncate;
+        exec::run_control(p, &mut self.st, &mut pkt, p.egress);
+        if pkt.flags.assert_failed {
+            self.stats.assert_drops += 1;
+            self.put_pkt(pkt);
+            return;
+        }
+        if let Some((session, fl)) = pkt.flags.clone {
+            let keep = self.capture(&pkt, fl);
+            match self.clone_sessions.get(&session).cloned() {
+                Some(s) => {
+                    for r in &s.replicas {
+                        let mut c = self.get_pkt();
+                        // Headers as egress left them; metadata reset except
+                        // the preserved fields.
+                        c.phv.copy_from(&pkt.phv);
+                        for hi in self.prog.headers.iter().filter(|h| h.metadata) {
+                            let a = hi.first_field as usize;
+                            c.phv.vals[a..a + hi.nfields as usize].fill(0);
+                        }
+                        for &(f, v) in &keep {
+                            c.phv.vals[f as usize] = v;
+                        }
+                        c.payload.extend_from_slice(&pkt.payload);
+                        c.len = pkt.len;
+                        let p = &self.prog;
+                        p.set_opt(
+                            &mut c.phv,
+                            p.sm.instance_type,
+                            instance_type::EGRESS_CLONE as Val,
+                        );
+                        p.set_opt(&mut c.phv, p.sm.egress_rid, r.rid as Val);
+                        p.set_opt(&mut c.phv, p.sm.packet_length, pkt.len as Val);
+                        c.flags.truncate = s.truncate;
+                        self.enqueue(r.port, c, t, q.loops);
+                    }
+                }
+                None => self.stats.no_target_drops += 1,
+            }
+        }
+        let p = &self.prog;
+        if p.get_opt(&pkt.phv, p.sm.egress_spec) as u32 == DROP_PORT {
+            self.stats.egress_drops += 1;
+            self.put_pkt(pkt);
+            return;
+        }
+        exec::update_checksums(p, &mut self.st, &mut pkt);
+        let mut buf = std::mem::take(&mut self.deparse_buf);
+        exec::deparse(p, &pkt, &mut buf);
+        if let Some(fl) = pkt.flags.recirculate {
+            let keep = self.capture(&pkt, fl);
+            let in_port = p.get_opt(&pkt.phv, p.sm.ingress_port) as u32;
+            self.put_pkt(pkt);
+            if q.loops + 1 >= MAX_LOOPS {
+                self.stats.loop_drops += 1;
+            } else {
+                self.ingress(in_port, &buf, instance_type::RECIRC, &keep, q.loops + 1, t);
+            }
+            self.deparse_buf = buf;
+            return;
+        }
+        let trunc = match (pkt.flags.truncate, session_trunc) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(n) = trunc {
+            buf.truncate(n);
+        }
+        self.put_pkt(pkt);
+        let pt = &mut self.ports[port as usize];
+        if pt.mtu > 0 && buf.len() > pt.mtu {
+            pt.stats.mtu_drops += 1;
+            self.deparse_buf = buf;
+            return;
+        }
+        pt.next_free = t.saturating_add(pt.rate.tx_time_us(buf.len()));
+        pt.stats.tx_packets += 1;
+        pt.stats.tx_bytes += buf.len() as u64;
+        self.out.push(Frame {
+            port,
+            data: buf,
+            time_us: t,
+        });
+    }
+}

@@ -1,0 +1,493 @@
+//! `ratelab_engine`: Python binding of ratelab's BMv2-JSON engine.
+//!
+//! A thin layer: one `Switch` class whose methods mirror
+//! `ratelab_engine::Switch`. Packet processing (`process`, `poll`) runs with
+//! the GIL released, so port I/O threads and the gRPC server run alongside.
+//! Control errors raise `EngineError(kind, message)`, `kind` naming the
+//! `ControlError` variant in snake case (`not_found`, `bad_handle`,
+//! `out_of_range`, `invalid_argument`, `duplicate`, `immutable`, `full`) or
+//! `load` for a refused program.
+
+use std::sync::{Mutex, MutexGuard};
+
+use engine::{ControlError, LoadError, MatchValue, Rate};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+create_exception!(
+    ratelab_engine,
+    EngineError,
+    PyException,
+    "A refused engine operation."
+);
+
+fn control_err(e: ControlError) -> PyErr {
+    let kind = match &e {
+        ControlError::NotFound(..) => "not_found",
+        ControlError::BadHandle(..) => "bad_handle",
+        ControlError::OutOfRange(..) => "out_of_range",
+        ControlError::InvalidArgument(..) => "invalid_argument",
+        ControlError::Duplicate(..) => "duplicate",
+        ControlError::Immutable(..) => "immutable",
+        ControlError::Full(..) => "full",
+    };
+    EngineError::new_err((kind, e.to_string()))
+}
+
+fn load_err(e: LoadError) -> PyErr {
+    EngineError::new_err(("load", e.to_string()))
+}
+
+fn invalid(msg: String) -> PyErr {
+    EngineError::new_err(("invalid_argument", msg))
+}
+
+/// A match key component from Python: (kind, a, b) with kind one of exact
+/// (a), lpm (a = value, b = prefix length), ternary (a = value, b = mask),
+/// range (a = low, b = high), optional (a = value, b = 0 for a wildcard,
+/// anything else for an exact value).
+fn match_value(kind: &str, a: u128, b: u128) -> PyResult<MatchValue> {
+    Ok(match kind {
+        "exact" => MatchValue::Exact(a),
+        "lpm" => MatchValue::Lpm(
+            a,
+            u32::try_from(b).map_err(|_| invalid(format!("prefix length {b}")))?,
+        ),
+        "ternary" => MatchValue::Ternary(a, b),
+        "range" => MatchValue::Range(a, b),
+        "optional" => MatchValue::Optional(if b == 0 { None } else { Some(a) }),
+        other => return Err(invalid(format!("unknown match kind {other:?}"))),
+    })
+}
+
+fn keys(key: &[(String, u128, u128)]) -> PyResult<Vec<MatchValue>> {
+    key.iter().map(|(k, a, b)| match_value(k, *a, *b)).collect()
+}
+
+/// The inverse of `match_value`.
+fn key_tuple(v: &MatchValue) -> (&'static str, u128, u128) {
+    match *v {
+        MatchValue::Exact(a) => ("exact", a, 0),
+        MatchValue::Lpm(a, len) => ("lpm", a, u128::from(len)),
+        MatchValue::Ternary(a, m) => ("ternary", a, m),
+        MatchValue::Range(lo, hi) => ("range", lo, hi),
+        MatchValue::Optional(Some(a)) => ("optional", a, 1),
+        MatchValue::Optional(None) => ("optional", 0, 0),
+        MatchValue::Valid(b) => ("valid", u128::from(b), 0),
+    }
+}
+
+fn json_text(json: &[u8]) -> PyResult<&str> {
+    std::str::from_utf8(json).map_err(|e| EngineError::new_err(("load", format!("not UTF-8: {e}"))))
+}
+
+/// Checks a BMv2 JSON program without building a switch.
+#[pyfunction]
+fn validate(py: Python<'_>, json: &[u8]) -> PyResult<()> {
+    let text = json_text(json)?;
+    py.detach(|| engine::validate(text)).map_err(load_err)
+}
+
+/// One v1model switch running one BMv2 JSON program.
+#[pyclass(frozen, module = "ratelab_engine")]
+struct Switch {
+    inner: Mutex<engine::Switch>,
+}
+
+impl Switch {
+    fn sw(&self) -> MutexGuard<'_, engine::Switch> {
+        // A panic while holding the lock leaves the state as it was; keep serving.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+type FrameTuple = (u32, Py<PyBytes>, u64);
+
+fn frames_to_py(py: Python<'_>, frames: Vec<engine::Frame>) -> Vec<FrameTuple> {
+    frames
+        .into_iter()
+        .map(|f| (f.port, PyBytes::new(py, &f.data).unbind(), f.time_us))
+        .collect()
+}
+
+#[pymethods]
+impl Switch {
+    #[new]
+    #[pyo3(signature = (json, seed = 0))]
+    fn new(py: Python<'_>, json: &[u8], seed: u64) -> PyResult<Self> {
+        let text = json_text(json)?;
+        let sw = py
+            .detach(|| engine::Switch::new(text, seed))
+            .map_err(load_err)?;
+        Ok(Switch {
+            inner: Mutex::new(sw),
+        })
+    }
+
+    /// Replaces the program (tables, externs and queued packets start afresh).
+    fn reload(&self, py: Python<'_>, json: &[u8]) -> PyResult<()> {
+        let text = json_text(json)?;
+        py.detach(|| self.sw().reload(text)).map_err(load_err)
+    }
+
+    // ------------------------------------------------------------ packets
+
+    /// Injects packets `[(port, bytes), ...]` arriving at `now_us`, then
+    /// returns the frames due by then: `[(port, bytes, time_us), ...]`.
+    fn process(
+        &self,
+        py: Python<'_>,
+        packets: Vec<(u32, Vec<u8>)>,
+        now_us: u64,
+    ) -> Vec<FrameTuple> {
+        let frames = py.detach(|| {
+            let mut sw = self.sw();
+            for (port, data) in &packets {
+                sw.inject(*port, data, now_us);
+            }
+            sw.poll(now_us)
+        });
+        frames_to_py(py, frames)
+    }
+
+    /// Frames due by `now_us`.
+    fn poll(&self, py: Python<'_>, now_us: u64) -> Vec<FrameTuple> {
+        let frames = py.detach(|| self.sw().poll(now_us));
+        frames_to_py(py, frames)
+    }
+
+    /// When `poll` next has something to return (µs), if ever.
+    fn next_event_time(&self) -> Option<u64> {
+        self.sw().next_event_time()
+    }
+
+    /// Digests produced since the last call: `[(list_name, [values])]`.
+    fn take_digests(&self) -> Vec<(String, Vec<u128>)> {
+        self.sw()
+            .take_digests()
+            .into_iter()
+            .map(|d| (d.list_name, d.values))
+            .collect()
+    }
+
+    // ------------------------------------------------------------ ports
+
+    fn set_queue_depth(&self, port: u32, packets: usize) -> PyResult<()> {
+        self.sw()
+            .set_queue_depth(port, packets)
+            .map_err(control_err)
+    }
+
+    /// `unit` is "bps" or "pps"; 0 means unlimited.
+    fn set_port_rate(&self, port: u32, unit: &str, value: u64) -> PyResult<()> {
+        let rate = match (unit, value) {
+            (_, 0) => Rate::Unlimited,
+            ("bps", v) => Rate::Bps(v),
+            ("pps", v) => Rate::Pps(v),
+            (u, _) => return Err(invalid(format!("unknown rate unit {u:?}"))),
+        };
+        self.sw().set_port_rate(port, rate).map_err(control_err)
+    }
+
+    /// (rx_packets, rx_bytes, tx_packets, tx_bytes, queue_drops, mtu_drops)
+    fn port_stats(&self, port: u32) -> (u64, u64, u64, u64, u64, u64) {
+        let s = self.sw().port_stats(port);
+        (
+            s.rx_packets,
+            s.rx_bytes,
+            s.tx_packets,
+            s.tx_bytes,
+            s.queue_drops,
+            s.mtu_drops,
+        )
+    }
+
+    fn queue_len(&self, port: u32) -> usize {
+        self.sw().queue_len(port)
+    }
+
+    // ------------------------------------------------------------ tables
+
+    /// Adds an entry: key `[(kind, a, b), ...]` (see `match_value`), BMv2
+    /// priority (lower wins). Returns the entry handle.
+    fn table_add(
+        &self,
+        table: &str,
+        key: Vec<(String, u128, u128)>,
+        action: &str,
+        params: Vec<u128>,
+        priority: i32,
+    ) -> PyResult<u32> {
+        let key = keys(&key)?;
+        self.sw()
+            .table_add(table, key, action, &params, priority)
+            .map_err(control_err)
+    }
+
+    /// Adds an entry to an indirect table running action profile `member`.
+    fn table_add_member(
+        &self,
+        table: &str,
+        key: Vec<(String, u128, u128)>,
+        member: u32,
+        priority: i32,
+    ) -> PyResult<u32> {
+        let key = keys(&key)?;
+        self.sw()
+            .table_add_member(table, key, member, priority)
+            .map_err(control_err)
+    }
+
+    /// Adds an entry to an indirect table with a selector running `group`.
+    fn table_add_group(
+        &self,
+        table: &str,
+        key: Vec<(String, u128, u128)>,
+        group: u32,
+        priority: i32,
+    ) -> PyResult<u32> {
+        let key = keys(&key)?;
+        self.sw()
+            .table_add_group(table, key, group, priority)
+            .map_err(control_err)
+    }
+
+    fn table_modify_member(&self, table: &str, handle: u32, member: u32) -> PyResult<()> {
+        self.sw()
+            .table_modify_member(table, handle, member)
+            .map_err(control_err)
+    }
+
+    fn table_modify_group(&self, table: &str, handle: u32, group: u32) -> PyResult<()> {
+        self.sw()
+            .table_modify_group(table, handle, group)
+            .map_err(control_err)
+    }
+
+    // ------------------------------------------------------------ action profiles
+
+    /// Adds a member (action and parameters) to an action profile; returns its handle.
+    fn ap_member_add(&self, profile: &str, action: &str, params: Vec<u128>) -> PyResult<u32> {
+        self.sw()
+            .ap_member_add(profile, action, &params)
+            .map_err(control_err)
+    }
+
+    fn ap_member_modify(
+        &self,
+        profile: &str,
+        member: u32,
+        action: &str,
+        params: Vec<u128>,
+    ) -> PyResult<()> {
+        self.sw()
+            .ap_member_modify(profile, member, action, &params)
+            .map_err(control_err)
+    }
+
+    fn ap_member_delete(&self, profile: &str, member: u32) -> PyResult<()> {
+        self.sw()
+            .ap_member_delete(profile, member)
+            .map_err(control_err)
+    }
+
+    /// Creates an empty group in an action selector; returns its handle.
+    fn ap_group_create(&self, profile: &str) -> PyResult<u32> {
+        self.sw().ap_group_create(profile).map_err(control_err)
+    }
+
+    fn ap_group_set_members(&self, profile: &str, group: u32, members: Vec<u32>) -> PyResult<()> {
+        self.sw()
+            .ap_group_set_members(profile, group, &members)
+            .map_err(control_err)
+    }
+
+    fn ap_group_delete(&self, profile: &str, group: u32) -> PyResult<()> {
+        self.sw()
+            .ap_group_delete(profile, group)
+            .map_err(control_err)
+    }
+
+    fn table_modify(
+        &self,
+        table: &str,
+        handle: u32,
+        action: &str,
+        params: Vec<u128>,
+    ) -> PyResult<()> {
+        self.sw()
+            .table_modify(table, handle, action, &params)
+            .map_err(control_err)
+    }
+
+    /// Every entry of a table: `[(handle, key, priority, action, params)]`, the key
+    /// as `[(kind, a, b)]` like `table_add` takes it (plus `("valid", 0|1, 0)`),
+    /// the priority in BMv2's sense (lower wins; 0 without priorities).
+    #[allow(clippy::type_complexity)]
+    fn table_entries(
+        &self,
+        table: &str,
+    ) -> PyResult<Vec<(u32, Vec<(&'static str, u128, u128)>, i32, String, Vec<u128>)>> {
+        let entries = self.sw().table_entries(table).map_err(control_err)?;
+        Ok(entries
+            .into_iter()
+            .map(|e| {
+                let key = e.key.iter().map(key_tuple).collect();
+                (e.handle, key, e.priority, e.action, e.params)
+            })
+            .collect())
+    }
+
+    fn table_delete(&self, table: &str, handle: u32) -> PyResult<()> {
+        self.sw().table_delete(table, handle).map_err(control_err)
+    }
+
+    /// The default action in force: (name, params), or None.
+    fn table_get_default(&self, table: &str) -> PyResult<Option<(String, Vec<u128>)>> {
+        self.sw().table_get_default(table).map_err(control_err)
+    }
+
+    fn table_set_default(&self, table: &str, action: &str, params: Vec<u128>) -> PyResult<()> {
+        self.sw()
+            .table_set_default(table, action, &params)
+            .map_err(control_err)
+    }
+
+    fn table_reset_default(&self, table: &str) -> PyResult<()> {
+        self.sw().table_reset_default(table).map_err(control_err)
+    }
+
+    /// Direct counter of an entry: (packets, bytes).
+    fn table_entry_counter(&self, table: &str, handle: u32) -> PyResult<(u64, u64)> {
+        self.sw()
+            .table_entry_counter(table, handle)
+            .map_err(control_err)
+    }
+
+    fn table_set_entry_counter(
+        &self,
+        table: &str,
+        handle: u32,
+        packets: u64,
+        bytes: u64,
+    ) -> PyResult<()> {
+        self.sw()
+            .table_set_entry_counter(table, handle, packets, bytes)
+            .map_err(control_err)
+    }
+
+    fn table_set_entry_meter(
+        &self,
+        table: &str,
+        handle: u32,
+        cir: u64,
+        cburst: u64,
+        pir: u64,
+        pburst: u64,
+    ) -> PyResult<()> {
+        self.sw()
+            .table_set_entry_meter(table, handle, [(cir, cburst), (pir, pburst)])
+            .map_err(control_err)
+    }
+
+    // ------------------------------------------------------------ externs
+
+    fn counter_read(&self, name: &str, index: usize) -> PyResult<(u64, u64)> {
+        self.sw().counter_read(name, index).map_err(control_err)
+    }
+
+    fn counter_write(&self, name: &str, index: usize, packets: u64, bytes: u64) -> PyResult<()> {
+        self.sw()
+            .counter_write(name, index, packets, bytes)
+            .map_err(control_err)
+    }
+
+    fn register_read(&self, name: &str, index: usize) -> PyResult<u128> {
+        self.sw().register_read(name, index).map_err(control_err)
+    }
+
+    fn register_write(&self, name: &str, index: usize, value: u128) -> PyResult<()> {
+        self.sw()
+            .register_write(name, index, value)
+            .map_err(control_err)
+    }
+
+    fn meter_set_rates(
+        &self,
+        name: &str,
+        index: usize,
+        cir: u64,
+        cburst: u64,
+        pir: u64,
+        pburst: u64,
+    ) -> PyResult<()> {
+        self.sw()
+            .meter_set_rates(name, index, [(cir, cburst), (pir, pburst)])
+            .map_err(control_err)
+    }
+
+    fn meter_reset(&self, name: &str, index: usize) -> PyResult<()> {
+        self.sw().meter_reset(name, index).map_err(control_err)
+    }
+
+    // ------------------------------------------------------------ value sets
+
+    /// Adds a value to a parser value set (no-op if present).
+    fn value_set_add(&self, name: &str, value: u128) -> PyResult<()> {
+        self.sw().value_set_add(name, value).map_err(control_err)
+    }
+
+    fn value_set_remove(&self, name: &str, value: u128) -> PyResult<()> {
+        self.sw().value_set_remove(name, value).map_err(control_err)
+    }
+
+    fn value_set_values(&self, name: &str) -> PyResult<Vec<u128>> {
+        self.sw().value_set_values(name).map_err(control_err)
+    }
+
+    // ------------------------------------------------------------ replication
+
+    /// Creates or replaces a multicast group: replicas `[(port, rid), ...]`.
+    fn mc_group_set(&self, group: u32, replicas: Vec<(u32, u32)>) -> PyResult<()> {
+        let replicas = replicas
+            .into_iter()
+            .map(|(port, rid)| engine::Replica { port, rid })
+            .collect();
+        self.sw().mc_group_set(group, replicas).map_err(control_err)
+    }
+
+    fn mc_group_delete(&self, group: u32) -> PyResult<()> {
+        self.sw().mc_group_delete(group).map_err(control_err)
+    }
+
+    /// Creates or replaces a clone session; `truncate` 0 keeps whole packets.
+    fn clone_session_set(
+        &self,
+        session: u32,
+        replicas: Vec<(u32, u32)>,
+        truncate: usize,
+    ) -> PyResult<()> {
+        let s = engine::CloneSession {
+            replicas: replicas
+                .into_iter()
+                .map(|(port, rid)| engine::Replica { port, rid })
+                .collect(),
+            truncate: (truncate > 0).then_some(truncate),
+        };
+        self.sw().clone_session_set(session, s).map_err(control_err)
+    }
+
+    fn clone_session_delete(&self, session: u32) -> PyResult<()> {
+        self.sw().clone_session_delete(session).map_err(control_err)
+    }
+}
+
+#[pymodule]
+fn ratelab_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("EngineError", m.py().get_type::<EngineError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<Switch>()?;
+    Ok(())
+}

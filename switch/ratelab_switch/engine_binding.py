@@ -1,0 +1,354 @@
+"""EngineAdapter (and Dataplane) over the Rust engine, the `ratelab_engine` extension.
+
+Control operations go straight to `ratelab_engine.Switch`; packets are moved by a
+PacketLoop over the switch ports. The engine releases the GIL while it processes
+packets, so the gRPC server keeps serving meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import grpc
+import ratelab_engine as rust
+
+from .engine_api import (
+    ActionCall,
+    CounterValue,
+    EngineError,
+    IndirectTarget,
+    InstalledEntry,
+    KeyField,
+    MeterConfig,
+    Replica,
+)
+from .options import DaemonOptions
+from .packet_loop import PacketLoop
+from .ports import Port
+from .schema import MatchKind
+
+if TYPE_CHECKING:
+    from .device import Device
+
+
+_CODES = {
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "bad_handle": grpc.StatusCode.NOT_FOUND,
+    "out_of_range": grpc.StatusCode.OUT_OF_RANGE,
+    "invalid_argument": grpc.StatusCode.INVALID_ARGUMENT,
+    "duplicate": grpc.StatusCode.ALREADY_EXISTS,
+    "immutable": grpc.StatusCode.PERMISSION_DENIED,
+    "full": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "load": grpc.StatusCode.INVALID_ARGUMENT,
+}
+_BMV2_TOP_PRIORITY = (1 << 31) - 1  # BMv2: lower wins; P4Runtime: higher wins
+
+
+@contextmanager
+def _engine_errors() -> Iterator[None]:
+    try:
+        yield
+    except rust.EngineError as e:
+        kind, message = e.args
+        raise EngineError(message, _CODES.get(kind, grpc.StatusCode.INTERNAL)) from None
+    except OverflowError as e:  # a value that does not fit the binding's integer types
+        raise EngineError(str(e), grpc.StatusCode.OUT_OF_RANGE) from None
+
+
+def _key_field(kind: str, a: int, b: int) -> KeyField:
+    """The inverse of `_key_tuple` (values raw: the service normalises them)."""
+    if kind == "exact":
+        return KeyField(MatchKind.EXACT, a)
+    if kind == "lpm":
+        return KeyField(MatchKind.LPM, a, prefix_len=b)
+    if kind == "ternary":
+        return KeyField(MatchKind.TERNARY, a, mask=b)
+    if kind == "range":
+        return KeyField(MatchKind.RANGE, a, high=b)
+    if kind == "optional":
+        return KeyField(MatchKind.OPTIONAL, a, mask=1 if b else 0)
+    raise EngineError(f"a {kind!r} match has no P4Runtime form", grpc.StatusCode.UNIMPLEMENTED)
+
+
+def _key_tuple(k: KeyField) -> tuple[str, int, int]:
+    if k.kind is MatchKind.EXACT:
+        return ("exact", k.value, 0)
+    if k.kind is MatchKind.LPM:
+        return ("lpm", k.value, k.prefix_len)
+    if k.kind is MatchKind.TERNARY:
+        return ("ternary", k.value, k.mask)
+    if k.kind is MatchKind.RANGE:
+        return ("range", k.value, k.high)
+    return ("optional", k.value, 1 if k.mask else 0)
+
+
+class RustEngine:
+    """EngineAdapter and Dataplane over `ratelab_engine.Switch`."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        queue_depth: dict[int, int] | None = None,
+        queue_rate: dict[int, tuple[str, int]] | None = None,
+        interfaces: dict[int, str] | None = None,
+        pcap_dir: str | None = None,
+        cpu_port: int | None = None,
+    ) -> None:
+        self._seed = seed
+        self._queue_depth = dict(queue_depth or {})
+        self._queue_rate = dict(queue_rate or {})
+        self._interfaces = dict(interfaces or {})
+        self._pcap_dir = pcap_dir
+        self._cpu_port = cpu_port
+        self._sw: rust.Switch | None = None
+        self._mc_groups: set[int] = set()
+        self._clone_sessions: set[int] = set()
+        self._ports: dict[int, Port] = {}
+        self._loop: PacketLoop | None = None
+
+    # ------------------------------------------------------------ program
+    @property
+    def switch(self) -> rust.Switch:
+        if self._sw is None:
+            raise EngineError("no program is loaded", grpc.StatusCode.FAILED_PRECONDITION)
+        return self._sw
+
+    def verify_config(self, device_config: bytes) -> None:
+        with _engine_errors():
+            rust.validate(device_config)
+
+    def load_config(self, device_config: bytes) -> None:
+        with _engine_errors():
+            if self._sw is None:
+                sw = rust.Switch(device_config, self._seed)
+                for port, depth in self._queue_depth.items():
+                    sw.set_queue_depth(port, depth)
+                for port, (unit, value) in self._queue_rate.items():
+                    sw.set_port_rate(port, unit, value)
+                self._sw = sw
+                return
+            self._sw.reload(device_config)
+            # A new pipeline starts with no replication state (the engine keeps it).
+            for g in self._mc_groups:
+                self._sw.mc_group_delete(g)
+            for s in self._clone_sessions:
+                self._sw.clone_session_delete(s)
+            self._mc_groups.clear()
+            self._clone_sessions.clear()
+
+    # ------------------------------------------------------------ tables
+    def table_add(
+        self, table: str, key: Sequence[KeyField], action: ActionCall, priority: int
+    ) -> int:
+        bmv2_priority = _BMV2_TOP_PRIORITY - priority if priority else 0
+        with _engine_errors():
+            return int(
+                self.switch.table_add(
+                    table,
+                    [_key_tuple(k) for k in key],
+                    action.name,
+                    list(action.args),
+                    bmv2_priority,
+                )
+            )
+
+    def table_add_indirect(
+        self, table: str, key: Sequence[KeyField], target: IndirectTarget, priority: int
+    ) -> int:
+        bmv2_priority = _BMV2_TOP_PRIORITY - priority if priority else 0
+        keys = [_key_tuple(k) for k in key]
+        with _engine_errors():
+            if target.kind == "group":
+                return int(self.switch.table_add_group(table, keys, target.handle, bmv2_priority))
+            return int(self.switch.table_add_member(table, keys, target.handle, bmv2_priority))
+
+    def table_modify_indirect(self, table: str, handle: int, target: IndirectTarget) -> None:
+        with _engine_errors():
+            if target.kind == "group":
+                self.switch.table_modify_group(table, handle, target.handle)
+            else:
+                self.switch.table_modify_member(table, handle, target.handle)
+
+    def table_modify(self, table: str, handle: int, action: ActionCall) -> None:
+        with _engine_errors():
+            self.switch.table_modify(table, handle, action.name, list(action.args))
+
+    def table_delete(self, table: str, handle: int) -> None:
+        with _engine_errors():
+            self.switch.table_delete(table, handle)
+
+    def table_entries(self, table: str) -> list[InstalledEntry]:
+        with _engine_errors():
+            raw = self.switch.table_entries(table)
+        out = []
+        for handle, key, bmv2_priority, action, params in raw:
+            fields = tuple(_key_field(kind, a, b) for kind, a, b in key)
+            priority = _BMV2_TOP_PRIORITY - bmv2_priority if bmv2_priority else 0
+            out.append(InstalledEntry(handle, fields, priority, ActionCall(action, tuple(params))))
+        return out
+
+    def table_get_default(self, table: str) -> ActionCall:
+        with _engine_errors():
+            got = self.switch.table_get_default(table)
+        if got is None:
+            return ActionCall("NoAction")
+        name, params = got
+        return ActionCall(name, tuple(params))
+
+    def table_set_default(self, table: str, action: ActionCall) -> None:
+        with _engine_errors():
+            self.switch.table_set_default(table, action.name, list(action.args))
+
+    def table_reset_default(self, table: str) -> None:
+        with _engine_errors():
+            self.switch.table_reset_default(table)
+
+    def direct_counter_read(self, table: str, handle: int) -> CounterValue:
+        with _engine_errors():
+            packets, nbytes = self.switch.table_entry_counter(table, handle)
+        return CounterValue(packets, nbytes)
+
+    def direct_counter_write(self, table: str, handle: int, value: CounterValue) -> None:
+        with _engine_errors():
+            self.switch.table_set_entry_counter(table, handle, value.packets, value.bytes)
+
+    def direct_meter_set(self, table: str, handle: int, config: MeterConfig | None) -> None:
+        if config is None:
+            raise EngineError(
+                "the engine cannot unconfigure a direct meter; give a meter_config",
+                grpc.StatusCode.UNIMPLEMENTED,
+            )
+        with _engine_errors():
+            self.switch.table_set_entry_meter(
+                table, handle, config.cir, config.cburst, config.pir, config.pburst
+            )
+
+    # ------------------------------------------------------------ action profiles
+    def profile_member_add(self, profile: str, action: ActionCall) -> int:
+        with _engine_errors():
+            return int(self.switch.ap_member_add(profile, action.name, list(action.args)))
+
+    def profile_member_modify(self, profile: str, handle: int, action: ActionCall) -> None:
+        with _engine_errors():
+            self.switch.ap_member_modify(profile, handle, action.name, list(action.args))
+
+    def profile_member_delete(self, profile: str, handle: int) -> None:
+        with _engine_errors():
+            self.switch.ap_member_delete(profile, handle)
+
+    def profile_group_create(self, profile: str) -> int:
+        with _engine_errors():
+            return int(self.switch.ap_group_create(profile))
+
+    def profile_group_set_members(self, profile: str, handle: int, members: Sequence[int]) -> None:
+        with _engine_errors():
+            self.switch.ap_group_set_members(profile, handle, list(members))
+
+    def profile_group_delete(self, profile: str, handle: int) -> None:
+        with _engine_errors():
+            self.switch.ap_group_delete(profile, handle)
+
+    # ------------------------------------------------------------ value sets
+    def value_set_set(self, value_set: str, values: Sequence[int]) -> None:
+        wanted = set(values)
+        with _engine_errors():
+            current = set(self.switch.value_set_values(value_set))
+            for v in current - wanted:
+                self.switch.value_set_remove(value_set, v)
+            for v in values:
+                if v not in current:
+                    self.switch.value_set_add(value_set, v)
+
+    # ------------------------------------------------------------ externs
+    def counter_read(self, counter: str, index: int) -> CounterValue:
+        with _engine_errors():
+            packets, nbytes = self.switch.counter_read(counter, index)
+        return CounterValue(packets, nbytes)
+
+    def counter_write(self, counter: str, index: int, value: CounterValue) -> None:
+        with _engine_errors():
+            self.switch.counter_write(counter, index, value.packets, value.bytes)
+
+    def register_read(self, register: str, index: int) -> int:
+        with _engine_errors():
+            return int(self.switch.register_read(register, index))
+
+    def register_write(self, register: str, index: int, value: int) -> None:
+        with _engine_errors():
+            self.switch.register_write(register, index, value)
+
+    def meter_set(self, meter: str, index: int, config: MeterConfig | None) -> None:
+        with _engine_errors():
+            if config is None:
+                self.switch.meter_reset(meter, index)
+            else:
+                self.switch.meter_set_rates(
+                    meter, index, config.cir, config.cburst, config.pir, config.pburst
+                )
+
+    # ------------------------------------------------------------ replication
+    def multicast_group_set(self, group_id: int, replicas: Sequence[Replica]) -> None:
+        with _engine_errors():
+            self.switch.mc_group_set(group_id, [(r.port, r.instance) for r in replicas])
+        self._mc_groups.add(group_id)
+
+    def multicast_group_delete(self, group_id: int) -> None:
+        with _engine_errors():
+            self.switch.mc_group_delete(group_id)
+        self._mc_groups.discard(group_id)
+
+    def clone_session_set(
+        self, session_id: int, replicas: Sequence[Replica], class_of_service: int, truncate: int
+    ) -> None:
+        # class_of_service selects a priority queue, which the engine does not model.
+        with _engine_errors():
+            self.switch.clone_session_set(
+                session_id, [(r.port, r.instance) for r in replicas], truncate
+            )
+        self._clone_sessions.add(session_id)
+
+    def clone_session_delete(self, session_id: int) -> None:
+        with _engine_errors():
+            self.switch.clone_session_delete(session_id)
+        self._clone_sessions.discard(session_id)
+
+    # ------------------------------------------------------------ packets
+    def inject_packet(self, port: int, data: bytes) -> None:
+        if self._loop is None:
+            raise EngineError("the packet loop is not running", grpc.StatusCode.UNAVAILABLE)
+        self._loop.inject(port, data)
+
+    def start(self, device: Device, on_fatal: Callable[[str], None] | None = None) -> None:
+        """Open the ports and start the packet loop; `on_fatal` hears if the loop dies."""
+        try:
+            for number, iface in self._interfaces.items():
+                self._ports[number] = Port(number, iface, self._pcap_dir)
+        except OSError as e:
+            self._close_ports()
+            raise EngineError(f"cannot open interface {iface!r}: {e.strerror}") from None
+        self._loop = PacketLoop(lambda: self._sw, self._ports, device, self._cpu_port, on_fatal)
+        self._loop.start()
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.stop()
+            self._loop = None
+        self._close_ports()
+
+    def _close_ports(self) -> None:
+        for p in self._ports.values():
+            p.close()
+        self._ports.clear()
+
+
+def open_engine(opts: DaemonOptions) -> RustEngine:
+    return RustEngine(
+        seed=opts.seed,
+        queue_depth=opts.queue_depth,
+        queue_rate={p: (r.unit, r.value) for p, r in opts.queue_rate.items()},
+        interfaces=opts.interfaces,
+        pcap_dir=opts.pcap_dir,
+        cpu_port=opts.cpu_port,
+    )

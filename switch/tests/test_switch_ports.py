@@ -1,0 +1,149 @@
+"""The daemon on real interfaces: veth pairs, AF_PACKET ports, pcap capture, queue rates.
+
+Needs root (to create veth pairs) and the ratelab_engine extension; skipped otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
+
+from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
+from ratelab_switch.arbitration import to_uint128
+from ratelab_switch.pcap import read_pcap
+from switch_basic_program import BASIC_JSON, basic_p4info, ipv4_packet, route
+from switch_client import INSERT, StreamClient, write
+
+HERE = Path(__file__).parent
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def veths() -> Iterator[list[tuple[str, str]]]:
+    """Two veth pairs (switch side, host side), removed afterwards."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create veth pairs")
+    tag = f"{os.getpid() % 100000}"
+    pairs = [(f"rs{tag}a{i}", f"rs{tag}b{i}") for i in (1, 2)]
+    made: list[str] = []
+    try:
+        for a, b in pairs:
+            try:
+                _ip("link", "add", a, "type", "veth", "peer", "name", b)
+            except (subprocess.CalledProcessError, FileNotFoundError):
+                pytest.skip("cannot create veth pairs here")
+            made.append(a)
+            for name in (a, b):
+                Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6").write_text("1")
+                _ip("link", "set", name, "up")
+        yield pairs
+    finally:
+        for a in made:
+            subprocess.run(["ip", "link", "del", a], capture_output=True)
+
+
+def _raw(iface: str) -> socket.socket:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.bind((iface, 0))
+    return s
+
+
+def _receive_matching(s: socket.socket, marker: bytes, count: int, timeout: float) -> list[bytes]:
+    got: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        ready, _, _ = select.select([s], [], [], max(0.0, deadline - time.monotonic()))
+        if ready:
+            frame = s.recv(65535)
+            if marker in frame:
+                got.append(frame)
+    return got
+
+
+def test_daemon_forwards_between_interfaces_with_pcap_and_rate(
+    veths: list[tuple[str, str]], tmp_path: Path
+) -> None:
+    (sw1, host1), (sw2, host2) = veths
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ratelab_switch.daemon", str(BASIC_JSON),
+         "-i", f"1@{sw1}", "-i", f"2@{sw2}", "--pcap", str(tmp_path),
+         "--", "--grpc-server-addr", "127.0.0.1:0", "--device-id", "1",
+         "--queue-rate", "2=100pps"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    tx, rx = _raw(host1), _raw(host2)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("Server listening on"), line + (
+            proc.stderr.read() if proc.stderr else ""
+        )
+        port = int(line.strip().rsplit(":", 1)[1])
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            stub = P4RuntimeStub(ch)
+            ctl = StreamClient(stub)
+            try:
+                ctl.arbitrate(1)
+                ctl.get()
+                req = p4r.SetForwardingPipelineConfigRequest(
+                    device_id=1,
+                    election_id=to_uint128(1),
+                    action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+                )
+                req.config.p4info.CopyFrom(basic_p4info())
+                req.config.p4_device_config = BASIC_JSON.read_bytes()
+                stub.SetForwardingPipelineConfig(req)
+                write(stub, (INSERT, route(b"\x0a\x00\x02\x00", 24, 2)), election_id=1)
+                frames = [
+                    ipv4_packet(bytes([10, 0, 2, 9]), payload=b"ratelab-%d" % i) for i in range(3)
+                ]
+                for f in frames:
+                    tx.send(f)
+                # An 802.1Q-tagged frame: the kernel strips the tag on receive, the port
+                # must put it back (checked in the input capture below).
+                tagged = bytes.fromhex("020000000001020000000002810020640800") + b"vlan-frame"
+                tx.send(tagged)
+                got = _receive_matching(rx, b"ratelab-", 3, timeout=5.0)
+            finally:
+                ctl.close()
+        assert [g[34:] for g in got] == [f[34:] for f in frames]
+        assert all(g[:6] == bytes.fromhex("000000000222") for g in got)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        tx.close()
+        rx.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    captured = [d for _, d in read_pcap(str(tmp_path / f"{sw1}_in.pcap"))]
+    ins = [d for d in captured if b"ratelab-" in d]
+    outs = read_pcap(str(tmp_path / f"{sw2}_out.pcap"))
+    assert ins == frames
+    assert tagged in captured
+    assert [d[34:] for _, d in outs] == [f[34:] for f in frames]
+    # 100 packets/s on port 2: departures at least ~10 ms apart.
+    times = [t for t, _ in outs]
+    assert all(b - a >= 9_000 for a, b in itertools.pairwise(times)), times
