@@ -1,0 +1,5 @@
+import sys
+
+from ratelab_hosts.cli import main
+
+sys.exit(main())
