@@ -66,8 +66,11 @@ $(STAMPS)/python: requirements.lock pyproject.toml
 	@mkdir -p $(STAMPS) && touch $@
 
 # ---------------------------------------------------------------- the two commands
+# The router on ratelab-switch with RBCC and UDP traffic between namespaces (needs root).
+# RUN_ARGS passes options, e.g. RUN_ARGS="--set ports.3.utilisation=0.6 --duration 8".
+RUN_ARGS ?=
 run: deps
-	@$(PY) -m ratelab_p4c.demo
+	@$(PY) -m ratelab_sim.router_run $(RUN_ARGS)
 
 test: deps lint test-rust test-python $(TEST_TARGETS)
 	@echo "make test: all checks passed"

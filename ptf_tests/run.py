@@ -40,6 +40,7 @@ from ratelab_sim import (  # noqa: E402
     sweep,
     terminate_as_exception,
 )
+from ratelab_sim.build import BuildError, compile_router  # noqa: E402
 from ratelab_sim.signals import Terminated  # noqa: E402
 
 PLAIN_PORTS = (1, 2, 3, 4)
@@ -53,31 +54,6 @@ def _tool(name: str) -> str | None:
     """`name` next to this Python (the venv's bin), else on PATH."""
     local = Path(sys.executable).parent / name
     return str(local) if local.exists() else shutil.which(name)
-
-
-def compile_router(p4c: str, out_dir: Path) -> tuple[Path, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    p4info = out_dir / "router.p4info.txtpb"
-    cmd = [
-        *shlex.split(p4c),
-        "--target",
-        "bmv2",
-        "--arch",
-        "v1model",
-        "-o",
-        str(out_dir),
-        str(ROOT / "p4src" / "router.p4"),
-        "--p4runtime-files",
-        str(p4info),
-    ]
-    print(f"compiling: {shlex.join(cmd)}", flush=True)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"run.py: compiling router.p4 failed:\n{proc.stdout}{proc.stderr}")
-    json_path = out_dir / "router.json"
-    if not json_path.exists() or not p4info.exists():
-        raise SystemExit(f"run.py: the compiler did not write {json_path} and {p4info}")
-    return json_path, p4info
 
 
 def test_params(sw: SwitchProcess, json_path: Path, p4info: Path) -> str:
@@ -134,7 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     build: Path = args.build_dir.resolve()
-    json_path, p4info = compile_router(p4c, build)
+    try:
+        json_path, p4info = compile_router(p4c, build)
+    except BuildError as e:
+        print(f"run.py: {e}", file=sys.stderr)
+        return 1
     logs = build / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     for leftover in sweep():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -32,7 +33,7 @@ from ratelab_ctl.diff import Change, initial_changes, seed_notes, summarize
 from ratelab_ctl.entities import describe, format_action
 from ratelab_ctl.poller import Poller, SeriesWriter, summary_line
 from ratelab_ctl.schema import P4Schema, SchemaError, load_p4info
-from ratelab_ctl.units import format_rate
+from ratelab_ctl.switch_options import switch_options
 
 PROG = "ratelab-ctl"
 DEFAULT_ADDR = "127.0.0.1:9559"
@@ -319,12 +320,7 @@ def cmd_poll(args: argparse.Namespace) -> int:
 
 def cmd_switch_args(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
-    opts = []
-    for p in cfg.router.ports:
-        if p.rate_bps:
-            opts.append(f"--queue-rate {p.port}={format_rate(p.rate_bps)}")
-        opts.append(f"--queue-depth {p.port}={max(64, 2 * p.queue_limit)}")
-    _out(" ".join(opts))
+    _out(shlex.join(switch_options(cfg.router)))
     return 0
 
 

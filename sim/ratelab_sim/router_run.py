@@ -1,0 +1,311 @@
+"""`make run`: the router on ratelab's switch with real traffic, and a report.
+
+    python -m ratelab_sim.router_run [--config FILE] [--set KEY=VALUE ...]
+                                     [--duration S] [--udp-rate RATE] [--out DIR]
+
+1. Reads the router configuration (docs/CONTROLLER.md; default
+   control_plane/examples/router.yaml), with `--set` overrides as
+   `ratelab-ctl set` takes them, and compiles p4src/router.p4.
+2. Puts one host per routed next hop in its own network namespace, joined to
+   the switch by a veth pair (router_plan.py says which host receives).
+3. Starts ratelab-switch with the ports' drain rates, pushes the pipeline and
+   the configuration over P4Runtime (ratelab_ctl).
+4. Every sender runs one RBCC flow to the receiver; the last sender also sends
+   UDP at --udp-rate, which RBCC does not account for. The counters are polled
+   into DIR/series.csv while the traffic runs.
+5. Prints the report (report.py) and removes every namespace, interface and
+   process it made, also on error, Ctrl-C or SIGTERM.
+
+Needs root. Exit status: 0 done, 1 a run-time failure, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config
+from ratelab_ctl.connection import SwitchConnection, SwitchError
+from ratelab_ctl.controller import Controller
+from ratelab_ctl.counters import CounterSnapshot
+from ratelab_ctl.poller import Poller, SeriesWriter
+from ratelab_ctl.schema import SchemaError
+from ratelab_ctl.switch_options import switch_options
+from ratelab_ctl.units import parse_rate
+
+from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
+from ratelab_sim.netns import HarnessError, Netns, VethPair, sweep, unique_prefix
+from ratelab_sim.report import RunResults, render
+from ratelab_sim.router_plan import Host, Plan, PlanError, plan_hosts
+from ratelab_sim.signals import Terminated, terminate_as_exception
+from ratelab_sim.switch import SwitchError as SwitchStartError
+from ratelab_sim.switch import SwitchProcess
+
+PROG = "ratelab-run"
+DEFAULT_CONFIG = ROOT / "control_plane" / "examples" / "router.yaml"
+UDP_PORT = 5001
+POLL_INTERVAL_S = 0.1
+# Receivers outlive the senders by this much: the last retransmissions and FINs.
+LINGER_S = 10.0
+
+
+class RunError(Exception):
+    """A run-time failure; str() is one line (plus a log tail where it helps)."""
+
+
+def _say(message: str) -> None:
+    print(f"{PROG}: {message}", flush=True)
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default=str(DEFAULT_CONFIG), help="router configuration (YAML)")
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a setting, e.g. ports.3.aqm.preset=red-edge (repeatable)",
+    )
+    ap.add_argument("--duration", type=float, default=4.0, help="seconds of traffic (4)")
+    ap.add_argument(
+        "--udp-rate", default="2mbit", help="UDP rate beside the RBCC flows (2mbit; 0: none)"
+    )
+    ap.add_argument("--out", default=str(ROOT / "build" / "run"), help="results folder")
+    ap.add_argument("--p4c", default=None, help="compiler with p4c's command line")
+    return ap.parse_args(argv)
+
+
+class _Hosts:
+    """Processes started in the hosts' namespaces; all ended on exit."""
+
+    def __init__(self, namespaces: dict[str, Netns], out: Path) -> None:
+        self.namespaces = namespaces
+        self.out = out
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def spawn(self, host: Host, *args: str) -> subprocess.Popen[str]:
+        cmd = self.namespaces[host.name].exec_args([sys.executable, "-m", "ratelab_hosts", *args])
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.out
+        )
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+def _wait_listening(proc: subprocess.Popen[str], what: str) -> None:
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    if "listening on" not in line:
+        rest = line + proc.stderr.read()
+        raise RunError(f"{what} did not start: {rest.strip() or 'no output'}")
+
+
+def _finish(proc: subprocess.Popen[str], what: str, timeout: float) -> None:
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise RunError(f"{what} did not finish within {timeout:g} s") from None
+    # 1 is a run-time failure the command reports in its JSON (e.g. a flow that did not
+    # complete): the report shows it. Anything else is a failure of the run itself.
+    if proc.returncode not in (0, 1):
+        raise RunError(f"{what} failed (status {proc.returncode}): {err.strip()}")
+
+
+def _setup_host(ns: Netns, iface: str, host: Host) -> None:
+    ns.set_mac(iface, host.mac)
+    ns.add_address(iface, f"{host.address}/{host.prefix_len}")
+    ns.add_neighbor(host.gateway, host.gateway_mac, iface)
+    ns.add_route("default", iface, via=host.gateway)
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise RunError(f"{path}: no results ({e})") from None
+
+
+def run_traffic(
+    cfg: ControllerConfig,
+    plan: Plan,
+    json_path: Path,
+    p4info: Path,
+    out: Path,
+    duration: float,
+    udp_rate_bps: int,
+) -> RunResults:
+    hosts = [plan.receiver, *plan.senders]
+    with terminate_as_exception(), ExitStack() as stack:
+        prefix = unique_prefix()
+        namespaces: dict[str, Netns] = {}
+        switch_ifaces: dict[int, str] = {}
+        for host in hosts:
+            ns = stack.enter_context(Netns(f"{prefix}h{host.port}"))
+            pair = stack.enter_context(
+                VethPair(f"{prefix}s{host.port}", f"{prefix}h{host.port}", None, ns.name)
+            )
+            _setup_host(ns, pair.b, host)
+            namespaces[host.name] = ns
+            switch_ifaces[host.port] = pair.a
+        switch = stack.enter_context(
+            SwitchProcess(
+                json_path,
+                switch_ifaces,
+                out / "switch.log",
+                target="ratelab",
+                extra_args=switch_options(cfg.router),
+            )
+        )
+        _say(f"switch up at {switch.grpc_address}; ports {sorted(switch_ifaces)}")
+        conn = stack.enter_context(SwitchConnection(switch.grpc_address, 0).open(True))
+        ctl = Controller(conn, log=_say)
+        ctl.push_pipeline(json_path, p4info)
+        ctl.apply_config(cfg)
+
+        procs = _Hosts(namespaces, out)
+        stack.callback(procs.close)
+        receiver = plan.receiver
+        recv = procs.spawn(
+            receiver,
+            *("rbcc-recv", "--listen", receiver.address, "--flows", str(len(plan.senders))),
+            *("--duration", f"{duration + LINGER_S:g}", "--json-out", "rbcc_recv.json"),
+        )
+        _wait_listening(recv, f"rbcc-recv on {receiver.name}")
+        sink = None
+        if udp_rate_bps:
+            sink = procs.spawn(
+                receiver,
+                *("udp-sink", "--listen", f"{receiver.address}:{UDP_PORT}", "--idle", "1"),
+                *("--duration", f"{duration + LINGER_S:g}", "--json-out", "udp_sink.json"),
+            )
+            _wait_listening(sink, f"udp-sink on {receiver.name}")
+
+        snapshots: list[CounterSnapshot] = []
+        ports = [h.port for h in hosts]
+        writer = SeriesWriter.for_path(out / "series.csv")
+        poller = Poller(
+            lambda: ctl.read_counters(ports),
+            writer,
+            POLL_INTERVAL_S,
+            on_sample=lambda snap, _prev: snapshots.append(snap),
+        )
+        poll_thread = threading.Thread(target=poller.run, name="poller", daemon=True)
+        poll_thread.start()
+        stack.callback(writer.close)
+
+        rate_bps = plan.bottleneck.rate_bps
+        senders = []
+        for i, host in enumerate(plan.senders):
+            senders.append(
+                procs.spawn(
+                    host,
+                    *("rbcc-send", "--dst", receiver.address, "--rate", f"{rate_bps}bit"),
+                    *("--duration", f"{duration:g}", "--flow-id", str(101 + i)),
+                    *("--json-out", f"rbcc_send_{host.name}.json"),
+                )
+            )
+        udp_sender = plan.senders[-1]
+        if udp_rate_bps:
+            senders.append(
+                procs.spawn(
+                    udp_sender,
+                    *("udp-send", "--dst", f"{receiver.address}:{UDP_PORT}"),
+                    *("--rate", f"{udp_rate_bps}bit", "--duration", f"{duration:g}"),
+                    *("--flow-id", "201", "--json-out", "udp_send.json"),
+                )
+            )
+        _say(
+            f"traffic for {duration:g} s: {len(plan.senders)} RBCC flow(s)"
+            + (f" and UDP at {udp_rate_bps / 1e6:g} Mbit/s" if udp_rate_bps else "")
+            + f" to {receiver.name} ({receiver.address})"
+        )
+        started = time.monotonic()
+        for proc in senders:
+            _finish(proc, "a sender", duration + 45)
+        _finish(recv, "rbcc-recv", LINGER_S + 5)
+        if sink is not None:
+            _finish(sink, "udp-sink", LINGER_S + 5)
+        poller.stop()
+        poll_thread.join(timeout=5)
+        elapsed = time.monotonic() - started
+        if not switch.alive():
+            raise RunError(f"the switch died during the run:\n{switch.log_tail()}")
+        final = ctl.read_counters(ports)
+
+    return RunResults(
+        config=cfg,
+        plan=plan,
+        duration_s=duration,
+        elapsed_s=elapsed,
+        final=final,
+        samples=snapshots,
+        rbcc_senders={h.name: _load_json(out / f"rbcc_send_{h.name}.json") for h in plan.senders},
+        rbcc_receiver=_load_json(out / "rbcc_recv.json"),
+        udp_sender=_load_json(out / "udp_send.json") if udp_rate_bps else None,
+        udp_sink=_load_json(out / "udp_sink.json") if udp_rate_bps else None,
+        udp_sender_name=udp_sender.name,
+        poll_interval_s=POLL_INTERVAL_S,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    try:
+        cfg = load_config(args.config, args.set)
+        plan = plan_hosts(cfg.router, {hop: name for name, hop in cfg.next_hop_names})
+        udp_rate = 0 if args.udp_rate.strip() == "0" else parse_rate(args.udp_rate)
+        if args.duration <= 0:
+            raise ValueError("--duration must be above 0")
+    except ConfigError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except (PlanError, ValueError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print(f"{PROG}: error: needs root (network namespaces, veth pairs)", file=sys.stderr)
+        return 2
+    p4c = args.p4c or default_p4c()
+    if p4c is None:
+        print(f"{PROG}: error: ratelab-p4c is not installed (make deps)", file=sys.stderr)
+        return 2
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        json_path, p4info = compile_router(p4c, out, quiet=True)
+        for leftover in sweep():
+            _say(f"removed a leftover of an earlier run: {leftover}")
+        results = run_traffic(cfg, plan, json_path, p4info, out, args.duration, udp_rate)
+    except (BuildError, HarnessError, SwitchStartError, SwitchError, SchemaError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except RunError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, Terminated) as e:
+        print(f"{PROG}: interrupted ({e or 'Ctrl-C'}); everything was removed", file=sys.stderr)
+        return 130
+    print(render(results))
+    print(f"\nresults: {out} (series.csv: counters every {POLL_INTERVAL_S:g} s; host JSON files)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
