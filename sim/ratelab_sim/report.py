@@ -66,6 +66,18 @@ def percentile(values: list[int], q: float) -> int:
     return ordered[rank - 1]
 
 
+def held_longest(rates: list[dict[str, Any]], end_s: float) -> tuple[dict[str, Any], float]:
+    """The rate record that held for the longest time (each holds until the next
+    change, the last until `end_s`), and for how long."""
+    best: tuple[dict[str, Any], float] = ({}, 0.0)
+    for i, record in enumerate(rates):
+        until = rates[i + 1]["t_s"] if i + 1 < len(rates) else max(end_s, record["t_s"])
+        held = until - record["t_s"]
+        if held > best[1] or not best[0]:
+            best = (record, held)
+    return best
+
+
 def _port_table(final: dict[int, PortCounters]) -> list[str]:
     head = f"{'port':>4} {'in':>8} {'out':>8} {'bytes out':>11}  drops by cause"
     lines = [head]
@@ -105,18 +117,16 @@ def _rbcc_lines(results: RunResults) -> list[str]:
     ]
     for name, result in results.rbcc_senders.items():
         for flow in result.get("flows", []):
-            rates = flow.get("rates") or []
-            echoed = rates[-1] if rates else {}
-            echoed_rate = echoed.get("return_rate")
+            span = float(flow.get("send_span_s") or 0.0)
+            echoed, held = held_longest(flow.get("rates") or [], span)
             node = echoed.get("return_bottle_node")
             where = f" from {ip_to_str(node)}" if isinstance(node, int) and node else ""
-            state = flow.get("state", "?")
             error = flow.get("error")
             lines.append(
                 f"  {name} flow {flow.get('flow_id')}: asked {flow.get('desired_rate')} B/s, "
-                f"echoed rate {echoed_rate} B/s{where}, goodput "
-                f"{_rate(flow.get('goodput_bps') or 0)}, "
-                f"{flow.get('retransmissions', 0)} retransmissions, {state}"
+                f"echoed rate {echoed.get('return_rate')} B/s{where} for {held:.1f} of "
+                f"{span:.1f} s, goodput {_rate(flow.get('goodput_bps') or 0)}, "
+                f"{flow.get('retransmissions', 0)} retransmissions, {flow.get('state', '?')}"
                 + (f" ({error})" if error else "")
             )
     pc = results.final.ports[port.port]

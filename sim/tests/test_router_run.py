@@ -14,7 +14,7 @@ from ratelab_ctl.configfile import ControllerConfig, load_config
 from ratelab_ctl.counters import CounterSnapshot
 from ratelab_model.counters import PortCounters
 from ratelab_sim.build import ROOT
-from ratelab_sim.report import RunResults, fair_share, percentile, render
+from ratelab_sim.report import RunResults, fair_share, held_longest, percentile, render
 from ratelab_sim.router_plan import Plan, PlanError, plan_hosts
 from ratelab_sim.router_run import main
 
@@ -58,6 +58,13 @@ def test_plan_needs_a_bottleneck() -> None:
         )
 
 
+def test_held_longest() -> None:
+    rates = [{"t_s": 0.0, "v": 1}, {"t_s": 1.0, "v": 2}, {"t_s": 1.5, "v": 3}]
+    assert held_longest(rates, 4.0) == ({"t_s": 1.5, "v": 3}, 2.5)
+    assert held_longest(rates, 1.6)[0]["v"] == 1
+    assert held_longest([], 3.0) == ({}, 0.0)
+
+
 def test_fair_share_and_percentile() -> None:
     assert fair_share(1_187_500, 2, 1500) == 593_750
     assert fair_share(1_000, 3, 1) == 333  # floor(2^32/3) loses one: as the router computes
@@ -89,7 +96,12 @@ def test_report_shows_drops_queue_share_and_misses() -> None:
     flow = {
         "flow_id": 101,
         "desired_rate": 1_250_000,
-        "rates": [{"return_rate": 593_750, "return_bottle_node": 0x0A000001}],
+        "rates": [
+            {"t_s": 0.0, "return_rate": 0xFFFFFFFF, "return_bottle_node": 0},
+            {"t_s": 0.1, "return_rate": 593_750, "return_bottle_node": 0x0A000001},
+            {"t_s": 1.9, "return_rate": 1_187_500, "return_bottle_node": 0x0A000001},
+        ],
+        "send_span_s": 2.0,
         "goodput_bps": 4_000_000,
         "retransmissions": 3,
         "state": "closed",
@@ -112,7 +124,7 @@ def test_report_shows_drops_queue_share_and_misses() -> None:
     assert "queue_full 3, red_early 7" in text
     assert "mean 4.0, p95 8, max 8 packets" in text
     assert "1 flow(s): fair share 1187500 B/s" in text
-    assert "echoed rate 593750 B/s from 10.0.0.1" in text
+    assert "echoed rate 593750 B/s from 10.0.0.1 for 1.8 of 2.0 s" in text
     assert "2 updates = 1.00 % cache misses" in text
     assert "10 sent, 8 received (20.0 % lost)" in text
 
