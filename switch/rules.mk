@@ -21,6 +21,7 @@ bench-switch-daemon: deps
 # `ratelab-switch`) and its tests (switch/tests) need it.
 DEPS_TARGETS += switch-pyengine
 SWITCH_PYENGINE_INPUTS := $(wildcard switch/pyengine/Cargo.toml switch/pyengine/pyproject.toml \
+	switch/dataplane/Cargo.toml switch/dataplane/src/*.rs \
 	switch/pyengine/src/*.rs switch/engine/Cargo.toml switch/engine/src/*.rs \
 	switch/engine/src/*/*.rs)
 .PHONY: switch-pyengine

@@ -1,12 +1,16 @@
 """EngineAdapter (and Dataplane) over the Rust engine, the `ratelab_engine` extension.
 
-Control operations go straight to `ratelab_engine.Switch`; packets are moved by a
-PacketLoop over the switch ports. The engine releases the GIL while it processes
-packets, so the gRPC server keeps serving meanwhile.
+Control operations go straight to `ratelab_engine.Switch`; packets are moved by
+`ratelab_engine.Dataplane`, a Rust thread that owns the ports' AF_PACKET sockets and
+locks the same engine per batch, never holding the GIL. Python keeps the controller's
+side: PacketOut injection, and a delivery thread that hands PacketIns and digests to
+the Device.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -25,12 +29,12 @@ from .engine_api import (
     Replica,
 )
 from .options import DaemonOptions
-from .packet_loop import PacketLoop
-from .ports import Port
 from .schema import MatchKind
 
 if TYPE_CHECKING:
     from .device import Device
+
+log = logging.getLogger("ratelab_switch")
 
 
 _CODES = {
@@ -105,8 +109,8 @@ class RustEngine:
         self._sw: rust.Switch | None = None
         self._mc_groups: set[int] = set()
         self._clone_sessions: set[int] = set()
-        self._ports: dict[int, Port] = {}
-        self._loop: PacketLoop | None = None
+        self._dataplane: rust.Dataplane | None = None
+        self._delivery: threading.Thread | None = None
 
     # ------------------------------------------------------------ program
     @property
@@ -128,6 +132,8 @@ class RustEngine:
                 for port, (unit, value) in self._queue_rate.items():
                     sw.set_port_rate(port, unit, value)
                 self._sw = sw
+                if self._dataplane is not None:
+                    self._dataplane.set_switch(sw)
                 return
             self._sw.reload(device_config)
             # A new pipeline starts with no replication state (the engine keeps it).
@@ -315,32 +321,58 @@ class RustEngine:
         self._clone_sessions.discard(session_id)
 
     # ------------------------------------------------------------ packets
+    @property
+    def dataplane(self) -> rust.Dataplane | None:
+        """The running packet thread (its `stats()` count per-port rx/tx/errors)."""
+        return self._dataplane
+
     def inject_packet(self, port: int, data: bytes) -> None:
-        if self._loop is None:
+        if self._dataplane is None:
             raise EngineError("the packet loop is not running", grpc.StatusCode.UNAVAILABLE)
-        self._loop.inject(port, data)
+        self._dataplane.inject(port, data)
 
     def start(self, device: Device, on_fatal: Callable[[str], None] | None = None) -> None:
-        """Open the ports and start the packet loop; `on_fatal` hears if the loop dies."""
+        """Open the ports and start the packet thread; `on_fatal` hears if it dies."""
         try:
-            for number, iface in self._interfaces.items():
-                self._ports[number] = Port(number, iface, self._pcap_dir)
+            dp = rust.Dataplane(list(self._interfaces.items()), self._cpu_port, self._pcap_dir)
         except OSError as e:
-            self._close_ports()
-            raise EngineError(f"cannot open interface {iface!r}: {e.strerror}") from None
-        self._loop = PacketLoop(lambda: self._sw, self._ports, device, self._cpu_port, on_fatal)
-        self._loop.start()
+            raise EngineError(str(e)) from None
+        dp.set_switch(self._sw)
+        self._dataplane = dp
+        self._delivery = threading.Thread(
+            target=_deliver, args=(dp, device, on_fatal), name="dataplane-events", daemon=True
+        )
+        self._delivery.start()
 
     def stop(self) -> None:
-        if self._loop is not None:
-            self._loop.stop()
-            self._loop = None
-        self._close_ports()
+        """Stop the packet thread (sockets and capture files closed) and the delivery."""
+        if self._dataplane is not None:
+            self._dataplane.stop()
+        if self._delivery is not None:
+            self._delivery.join()
+            self._delivery = None
+        self._dataplane = None
 
-    def _close_ports(self) -> None:
-        for p in self._ports.values():
-            p.close()
-        self._ports.clear()
+
+def _deliver(dp: rust.Dataplane, device: Device, on_fatal: Callable[[str], None] | None) -> None:
+    """Hand the packet thread's controller events to the Device until it stops."""
+    while (events := dp.next_events(0.5)) is not None:
+        for kind, value in events:
+            try:
+                if kind == "packet_in":
+                    device.deliver_packet_in(value)
+                elif kind == "digest":
+                    name, values = value
+                    device.deliver_digest(name, tuple(values))
+                elif kind == "warning":
+                    log.warning("%s", value)
+                else:
+                    log.error("%s", value)
+                    if on_fatal is not None:
+                        on_fatal(value)
+            except Exception:
+                # One bad delivery must not stop PacketIns and digests for good.
+                log.exception("delivering a %s to the controller failed", kind)
 
 
 def open_engine(opts: DaemonOptions) -> RustEngine:

@@ -1,30 +1,12 @@
-"""Minimal pcap file writer (the classic libpcap format, Ethernet link type)."""
+"""Reading pcap capture files (the classic libpcap format, Ethernet link type), as the
+data plane (switch/dataplane/src/pcap.rs) writes them for --pcap."""
 
 from __future__ import annotations
 
 import struct
-from typing import BinaryIO
 
 _MAGIC_US = 0xA1B2C3D4
 _LINKTYPE_ETHERNET = 1
-_SNAPLEN = 65535
-
-
-class PcapWriter:
-    def __init__(self, path: str) -> None:
-        self._f: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed by close()
-        self._f.write(struct.pack("<IHHiIII", _MAGIC_US, 2, 4, 0, 0, _SNAPLEN, _LINKTYPE_ETHERNET))
-        self._f.flush()
-
-    def write(self, data: bytes, time_us: int) -> None:
-        captured = data[:_SNAPLEN]
-        sec, usec = divmod(time_us, 1_000_000)
-        self._f.write(struct.pack("<IIII", sec, usec, len(captured), len(data)))
-        self._f.write(captured)
-        self._f.flush()  # readable while the switch runs, as BMv2's are
-
-    def close(self) -> None:
-        self._f.close()
 
 
 def read_pcap(path: str) -> list[tuple[int, bytes]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import grpc
@@ -16,7 +17,6 @@ from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.device import Device
 from ratelab_switch.engine_api import ActionCall, EngineError, KeyField
 from ratelab_switch.engine_binding import RustEngine
-from ratelab_switch.packet_loop import now_us
 from ratelab_switch.schema import MatchKind
 from ratelab_switch.server import P4RuntimeServer
 from switch_basic_program import (
@@ -46,6 +46,11 @@ from switch_basic_program import (
 from switch_client import INSERT, MODIFY, StreamClient, code, read, write, write_errors
 
 CPU_PORT = 64
+
+
+def now_us() -> int:
+    """The clock the data plane stamps packets with (CLOCK_MONOTONIC, µs)."""
+    return time.monotonic_ns() // 1000
 
 
 @pytest.fixture

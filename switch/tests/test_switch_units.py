@@ -115,23 +115,6 @@ def test_packet_in_header_is_parsed_off() -> None:
         parse_packet_in(header, b"\x81")
 
 
-def test_vlan_tag_is_restored_from_auxdata() -> None:
-    import struct
-
-    from ratelab_switch.ports import PACKET_AUXDATA, SOL_PACKET, restore_vlan_tag
-
-    frame = bytes(range(12)) + b"\x08\x00payload"
-    aux = struct.pack("=IIIHHHH", 0x10 | 0x40, len(frame), len(frame), 0, 14, 0x2064, 0x88A8)
-    got = restore_vlan_tag(frame, [(SOL_PACKET, PACKET_AUXDATA, aux)])
-    assert got == bytes(range(12)) + b"\x88\xa8\x20\x64\x08\x00payload"
-    no_tag = struct.pack("=IIIHHHH", 0, len(frame), len(frame), 0, 14, 0, 0)
-    assert restore_vlan_tag(frame, [(SOL_PACKET, PACKET_AUXDATA, no_tag)]) == frame
-    tpid_unknown = struct.pack("=IIIHHHH", 0x10, len(frame), len(frame), 0, 14, 5, 0)
-    assert restore_vlan_tag(frame, [(SOL_PACKET, PACKET_AUXDATA, tpid_unknown)])[12:16] == (
-        b"\x81\x00\x00\x05"
-    )
-
-
 def test_enum_bool_and_new_type_values_are_scalars_others_unsupported() -> None:
     info = p4info()
     ti = info.type_info

@@ -7,9 +7,16 @@
 //! `ControlError` variant in snake case (`not_found`, `bad_handle`,
 //! `out_of_range`, `invalid_argument`, `duplicate`, `immutable`, `full`) or
 //! `load` for a refused program.
+//!
+//! `Dataplane` runs the packet thread of `ratelab_dataplane` (AF_PACKET
+//! ports driving a `Switch`) without ever holding the GIL; Python starts and
+//! stops it, injects PacketOuts and drains controller events from a thread
+//! blocked in `next_events` (GIL released).
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
+use dataplane::engine;
 use engine::{ControlError, LoadError, MatchValue, Rate};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -93,7 +100,8 @@ fn validate(py: Python<'_>, json: &[u8]) -> PyResult<()> {
 /// One v1model switch running one BMv2 JSON program.
 #[pyclass(frozen, module = "ratelab_engine")]
 struct Switch {
-    inner: Mutex<engine::Switch>,
+    // Shared with the data-plane thread, which locks it once per batch.
+    inner: Arc<Mutex<engine::Switch>>,
 }
 
 impl Switch {
@@ -122,7 +130,7 @@ impl Switch {
             .detach(|| engine::Switch::new(text, seed))
             .map_err(load_err)?;
         Ok(Switch {
-            inner: Mutex::new(sw),
+            inner: Arc::new(Mutex::new(sw)),
         })
     }
 
@@ -484,10 +492,128 @@ impl Switch {
     }
 }
 
+/// The data-plane thread over AF_PACKET ports (see `ratelab_dataplane`).
+#[pyclass(frozen, module = "ratelab_engine")]
+struct Dataplane {
+    inner: Mutex<dataplane::Dataplane>,
+}
+
+type EventTuple = (String, Py<PyAny>);
+
+impl Dataplane {
+    fn dp(&self) -> MutexGuard<'_, dataplane::Dataplane> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl Dataplane {
+    /// Opens `ports` `[(number, iface), ...]` and starts the thread. Frames to
+    /// `cpu_port` become PacketIn events; `pcap_dir` turns on capture. Raises
+    /// OSError naming the interface that cannot be opened.
+    #[new]
+    #[pyo3(signature = (ports, cpu_port = None, pcap_dir = None))]
+    fn new(
+        py: Python<'_>,
+        ports: Vec<(u32, String)>,
+        cpu_port: Option<u32>,
+        pcap_dir: Option<std::path::PathBuf>,
+    ) -> PyResult<Self> {
+        let config = dataplane::Config {
+            ports: ports
+                .into_iter()
+                .map(|(number, iface)| dataplane::PortSpec { number, iface })
+                .collect(),
+            cpu_port,
+            pcap_dir,
+        };
+        let dp = py.detach(|| dataplane::Dataplane::start(config, None))?;
+        Ok(Dataplane {
+            inner: Mutex::new(dp),
+        })
+    }
+
+    /// The switch the loop feeds (None: frames are dropped).
+    fn set_switch(&self, switch: Option<PyRef<'_, Switch>>) {
+        let engine = switch.map(|s| s.inner.clone());
+        self.dp().set_engine(engine);
+    }
+
+    /// `data` arrives on `port` on the loop's next turn (thread-safe).
+    fn inject(&self, port: u32, data: Vec<u8>) {
+        self.dp().inject(port, data);
+    }
+
+    /// Waits up to `timeout` seconds (GIL released) for controller events:
+    /// `[("packet_in", bytes) | ("digest", (name, [values])) | ("warning", str)
+    /// | ("fatal", str)]`; None once the loop has stopped and all were taken.
+    fn next_events(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<Vec<EventTuple>>> {
+        let timeout = Duration::from_secs_f64(timeout.max(0.0));
+        // Not under `self.inner`: stop() must be able to take it meanwhile.
+        let shared = self.dp().events_handle();
+        let Some(events) = py.detach(|| shared.next_events(timeout)) else {
+            return Ok(None);
+        };
+        events
+            .into_iter()
+            .map(|e| {
+                Ok(match e {
+                    dataplane::Event::PacketIn(data) => (
+                        "packet_in".into(),
+                        PyBytes::new(py, &data).into_any().unbind(),
+                    ),
+                    dataplane::Event::Digest(name, values) => (
+                        "digest".into(),
+                        (name, values).into_pyobject(py)?.into_any().unbind(),
+                    ),
+                    dataplane::Event::Warning(m) => {
+                        ("warning".into(), m.into_pyobject(py)?.into_any().unbind())
+                    }
+                    dataplane::Event::Fatal(m) => {
+                        ("fatal".into(), m.into_pyobject(py)?.into_any().unbind())
+                    }
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// Per-port counters of the loop: `{"ports": {number: {...}}, "unknown_port_drops": n,
+    /// "event_drops": n}`.
+    fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let s = self.dp().stats();
+        let ports = pyo3::types::PyDict::new(py);
+        for p in s.ports {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("iface", p.iface)?;
+            d.set_item("rx_packets", p.rx_packets)?;
+            d.set_item("tx_packets", p.tx_packets)?;
+            d.set_item("tx_errors", p.tx_errors)?;
+            d.set_item("mtu_drops", p.mtu_drops)?;
+            ports.set_item(p.number, d)?;
+        }
+        let out = pyo3::types::PyDict::new(py);
+        out.set_item("ports", ports)?;
+        out.set_item("unknown_port_drops", s.unknown_port_drops)?;
+        out.set_item("event_drops", s.event_drops)?;
+        Ok(out.into_any().unbind())
+    }
+
+    fn is_running(&self) -> bool {
+        self.dp().is_running()
+    }
+
+    /// Stops the thread and closes the sockets and capture files (idempotent).
+    fn stop(&self, py: Python<'_>) {
+        py.detach(|| self.dp().stop());
+    }
+}
+
 #[pymodule]
 fn ratelab_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Switch>()?;
+    m.add_class::<Dataplane>()?;
     Ok(())
 }

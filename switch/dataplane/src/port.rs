@@ -1,0 +1,312 @@
+//! One switch port: an AF_PACKET socket bound to a network interface, read
+//! with `recvmmsg` and written with `sendmmsg`, [`BATCH`] frames per call.
+
+use std::ffi::CString;
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr::null_mut;
+
+/// Frames read (or written) per system call.
+pub const BATCH: usize = 64;
+/// Room per received frame: a packet socket can hand over a GSO frame of up
+/// to 64 KiB plus headers; a larger one arrives truncated and is dropped.
+const SLOT: usize = 65536 + 1024;
+/// Room for the PACKET_AUXDATA control message (u64s keep it aligned).
+const CMSG_WORDS: usize = 8;
+const ETH_P_ALL: u16 = 0x0003;
+const ETH_P_8021Q: u16 = 0x8100;
+const ETH_P_8021AD: u16 = 0x88a8;
+/// Kernel socket buffers asked for (as root; silently less otherwise), so a
+/// burst that arrives while the loop is busy waits instead of being dropped.
+const SOCKET_BUFFER: libc::c_int = 4 << 20;
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+    // SAFETY: `value` outlives the call and its size is passed.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    })
+    .map(drop)
+}
+
+/// The interface's index, or ENODEV if there is no such interface.
+pub fn if_index(iface: &str) -> io::Result<libc::c_int> {
+    let name = CString::new(iface).map_err(|_| io::Error::from_raw_os_error(libc::ENODEV))?;
+    // SAFETY: `name` is a valid C string.
+    match unsafe { libc::if_nametoindex(name.as_ptr()) } {
+        0 => Err(io::Error::last_os_error()),
+        i => Ok(i as libc::c_int),
+    }
+}
+
+/// Whether a frame carries an 802.1Q / 802.1ad tag (the kernel then allows
+/// four bytes beyond MTU + Ethernet header).
+pub fn is_tagged(frame: &[u8]) -> bool {
+    frame.len() >= 14
+        && matches!(
+            u16::from_be_bytes([frame[12], frame[13]]),
+            ETH_P_8021Q | ETH_P_8021AD
+        )
+}
+
+/// An AF_PACKET socket bound to one interface, with its batch buffers.
+pub struct Port {
+    fd: OwnedFd,
+    /// The interface's MTU (bytes after the Ethernet header).
+    pub mtu: usize,
+    rx_bufs: Vec<u8>,
+    rx_cmsgs: Vec<[u64; CMSG_WORDS]>,
+    rx_iovs: Vec<libc::iovec>,
+    rx_msgs: Vec<libc::mmsghdr>,
+    tx_iovs: Vec<libc::iovec>,
+    tx_msgs: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: the raw pointers in the iovec / mmsghdr arrays point into this
+// Port's own heap buffers, which do not move when the Port does, and only
+// the thread owning the Port uses them.
+unsafe impl Send for Port {}
+
+impl Port {
+    /// Opens a socket on `iface`: sees every frame the interface receives
+    /// (not the ones it sends), with 802.1Q tags reported in PACKET_AUXDATA.
+    pub fn open(iface: &str) -> io::Result<Port> {
+        // SAFETY: plain system calls on a descriptor this function owns.
+        let raw = cvt(unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                libc::c_int::from(ETH_P_ALL.to_be()),
+            )
+        })?;
+        // SAFETY: `raw` is a fresh descriptor nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        set_int(raw, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
+        set_int(raw, libc::SOL_PACKET, libc::PACKET_AUXDATA, 1)?;
+        let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER);
+        let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER);
+        // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
+        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = ETH_P_ALL.to_be();
+        sll.sll_ifindex = if_index(iface)?;
+        // SAFETY: `sll` is a valid sockaddr_ll of the size passed.
+        cvt(unsafe {
+            libc::bind(
+                raw,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        })?;
+        let mtu = std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(1500);
+        let mut port = Port {
+            fd,
+            mtu,
+            rx_bufs: vec![0; BATCH * SLOT],
+            rx_cmsgs: vec![[0; CMSG_WORDS]; BATCH],
+            // SAFETY: iovec and mmsghdr are plain data; all-zero is valid.
+            rx_iovs: vec![unsafe { zeroed() }; BATCH],
+            rx_msgs: vec![unsafe { zeroed() }; BATCH],
+            tx_iovs: vec![unsafe { zeroed() }; BATCH],
+            tx_msgs: vec![unsafe { zeroed() }; BATCH],
+        };
+        for i in 0..BATCH {
+            port.rx_iovs[i] = libc::iovec {
+                iov_base: port.rx_bufs[i * SLOT..].as_mut_ptr().cast(),
+                iov_len: SLOT,
+            };
+        }
+        Ok(port)
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Reads up to [`BATCH`] waiting frames without blocking; returns how
+    /// many. Frame `i` is then [`Port::frame`]`(i, ..)`.
+    pub fn recv(&mut self) -> io::Result<usize> {
+        for i in 0..BATCH {
+            let h = &mut self.rx_msgs[i].msg_hdr;
+            h.msg_iov = &mut self.rx_iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = self.rx_cmsgs[i].as_mut_ptr().cast();
+            h.msg_controllen = CMSG_WORDS * 8;
+            h.msg_flags = 0;
+        }
+        loop {
+            // SAFETY: every header points at this Port's buffers, sized as declared.
+            let n = unsafe {
+                libc::recvmmsg(
+                    self.fd(),
+                    self.rx_msgs.as_mut_ptr(),
+                    BATCH as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                    null_mut(),
+                )
+            };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::WouldBlock => return Ok(0),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(e),
+            }
+        }
+    }
+
+    /// Frame `i` of the last [`Port::recv`] as it was on the wire: an 802.1Q
+    /// tag the kernel stripped into metadata (VLAN offload) is put back, as
+    /// libpcap does (into `scratch`). None for a frame that did not fit.
+    pub fn frame<'a>(&'a self, i: usize, scratch: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+        let m = &self.rx_msgs[i];
+        if m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+            return None;
+        }
+        let data = &self.rx_bufs[i * SLOT..i * SLOT + m.msg_len as usize];
+        Some(match auxdata(&m.msg_hdr).and_then(|a| vlan_tag(&a)) {
+            Some(tag) => restore_tag(data, tag, scratch),
+            None => data,
+        })
+    }
+
+    /// Sends `frames` in as few calls as possible; the indices of those the
+    /// kernel refused (interface down, socket buffer full, ...) are appended
+    /// to `failed`: they are dropped, as on a wire.
+    pub fn send<T>(&mut self, frames: &[T], bytes: impl Fn(&T) -> &[u8], failed: &mut Vec<usize>) {
+        for (chunk_no, chunk) in frames.chunks(BATCH).enumerate() {
+            for (n, f) in chunk.iter().enumerate() {
+                let b = bytes(f);
+                self.tx_iovs[n] = libc::iovec {
+                    iov_base: b.as_ptr() as *mut libc::c_void,
+                    iov_len: b.len(),
+                };
+                let h = &mut self.tx_msgs[n].msg_hdr;
+                h.msg_iov = &mut self.tx_iovs[n];
+                h.msg_iovlen = 1;
+            }
+            let n = chunk.len();
+            let mut done = 0;
+            while done < n {
+                // SAFETY: headers `done..n` point at iovecs over `frames`,
+                // which outlive the call.
+                let r = unsafe {
+                    libc::sendmmsg(
+                        self.fd(),
+                        self.tx_msgs[done..].as_mut_ptr(),
+                        (n - done) as libc::c_uint,
+                        libc::MSG_DONTWAIT,
+                    )
+                };
+                if r > 0 {
+                    done += r as usize;
+                } else if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                } else {
+                    // The first frame of the rest failed: skip it, send the others.
+                    failed.push(chunk_no * BATCH + done);
+                    done += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The PACKET_AUXDATA control message of a received frame.
+fn auxdata(h: &libc::msghdr) -> Option<libc::tpacket_auxdata> {
+    // SAFETY: the control buffer was filled by recvmmsg; the CMSG macros stay
+    // within msg_controllen, and the aux data is read unaligned.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_PACKET
+                && (*c).cmsg_type == libc::PACKET_AUXDATA
+                && (*c).cmsg_len
+                    >= libc::CMSG_LEN(size_of::<libc::tpacket_auxdata>() as u32) as usize
+            {
+                return Some(std::ptr::read_unaligned(libc::CMSG_DATA(c).cast()));
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
+}
+
+/// (TCI, TPID) of a tag the kernel took off the frame, if it did.
+fn vlan_tag(aux: &libc::tpacket_auxdata) -> Option<(u16, u16)> {
+    if aux.tp_status & libc::TP_STATUS_VLAN_VALID == 0 {
+        return None;
+    }
+    // Kernels before 3.14 do not report the TPID: it was 802.1Q then.
+    let tpid = if aux.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+        aux.tp_vlan_tpid
+    } else {
+        ETH_P_8021Q
+    };
+    Some((aux.tp_vlan_tci, tpid))
+}
+
+/// `data` with the tag put back after the MAC addresses (into `scratch`).
+fn restore_tag<'a>(data: &'a [u8], (tci, tpid): (u16, u16), scratch: &'a mut Vec<u8>) -> &'a [u8] {
+    if data.len() < 12 {
+        return data;
+    }
+    scratch.clear();
+    scratch.extend_from_slice(&data[..12]);
+    scratch.extend_from_slice(&tpid.to_be_bytes());
+    scratch.extend_from_slice(&tci.to_be_bytes());
+    scratch.extend_from_slice(&data[12..]);
+    scratch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aux(status: u32, tci: u16, tpid: u16) -> libc::tpacket_auxdata {
+        libc::tpacket_auxdata {
+            tp_status: status,
+            tp_len: 0,
+            tp_snaplen: 0,
+            tp_mac: 0,
+            tp_net: 14,
+            tp_vlan_tci: tci,
+            tp_vlan_tpid: tpid,
+        }
+    }
+
+    #[test]
+    fn a_stripped_vlan_tag_is_put_back() {
+        let frame: Vec<u8> = (0u8..12).chain(*b"\x08\x00payload").collect();
+        let mut scratch = Vec::new();
+        let tag = vlan_tag(&aux(0x10 | 0x40, 0x2064, 0x88a8)).unwrap();
+        let got = restore_tag(&frame, tag, &mut scratch);
+        let want: Vec<u8> = (0u8..12)
+            .chain(*b"\x88\xa8\x20\x64\x08\x00payload")
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(vlan_tag(&aux(0, 0, 0)), None);
+        // No TPID reported: 802.1Q.
+        assert_eq!(vlan_tag(&aux(0x10, 5, 0)), Some((5, 0x8100)));
+        assert!(is_tagged(&want) && !is_tagged(&frame));
+    }
+}
