@@ -4,17 +4,24 @@
 BENCH_TARGETS += bench-engine
 
 .PHONY: bench-engine
-# Packets/s of the engine alone (basic IPv4 forwarding, 1,000 LPM routes).
-bench-engine: rust-deps
-	@mkdir -p $(RESULTS)
-	cargo run --quiet --release -p ratelab-engine --bin ratelab-engine-bench -- $(RESULTS)/engine.txt
+# Packets/s of the engine alone: basic IPv4 forwarding (1,000 and 10,000 LPM routes)
+# and router.p4 as ratelab-p4c compiles it (1,000 routes, 8 FIFO ports).
+BENCH_ROUTER_DIR := build/bench
+bench-engine: rust-deps deps
+	@mkdir -p $(RESULTS) $(BENCH_ROUTER_DIR)
+	$(VENV)/bin/ratelab-p4c --target bmv2 --arch v1model -o $(BENCH_ROUTER_DIR) p4src/router.p4
+	cargo run --quiet --release -p ratelab-engine --bin ratelab-engine-bench -- \
+	  $(RESULTS)/engine.txt 3000000 $(BENCH_ROUTER_DIR)/router.json
 
-# Daemon forwarding between two veth pairs (needs root): CPU time per packet.
+# Daemon forwarding between two veth pairs (needs root): 64- and 1500-byte frames
+# offered by ratelab-pktgen (switch/dataplane), packets/s forwarded and loss.
 BENCH_TARGETS += bench-switch-daemon
 .PHONY: bench-switch-daemon
 bench-switch-daemon: deps
 	@mkdir -p $(RESULTS)
-	$(PY) switch/tests/bench_daemon.py --out $(RESULTS)/switch_daemon.json
+	cargo build --quiet --release -p ratelab-dataplane --bin ratelab-pktgen
+	$(PY) switch/tests/bench_daemon.py --pktgen target/release/ratelab-pktgen \
+	  --out $(RESULTS)/switch_daemon.json
 
 # The Python binding (switch/pyengine, module ratelab_engine), built in release
 # (it moves packets) and installed into the venv; the daemon (switch/ratelab_switch,

@@ -147,3 +147,67 @@ def test_daemon_forwards_between_interfaces_with_pcap_and_rate(
     # 100 packets/s on port 2: departures at least ~10 ms apart.
     times = [t for t, _ in outs]
     assert all(b - a >= 9_000 for a, b in itertools.pairwise(times)), times
+
+
+def _sockets() -> int:
+    return sum(
+        1
+        for fd in os.listdir("/proc/self/fd")
+        if _readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    )
+
+
+def _readlink(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return ""
+
+
+def test_data_plane_mtu_drops_lost_interface_and_cleanup(veths: list[tuple[str, str]]) -> None:
+    """The packet thread on two veth ports: a frame over the egress MTU is dropped and
+    counted; a port whose interface is deleted leaves the loop with a warning while
+    the other keeps working; stop closes every socket."""
+    import ratelab_engine as rust
+
+    (sw1, host1), (sw2, host2) = veths
+    _ip("link", "set", sw2, "mtu", "200")
+    sw = rust.Switch(BASIC_JSON.read_bytes(), 1)
+    sw.table_add(
+        "MyIngress.ipv4_lpm", [("lpm", 0x0A000200, 24)], "MyIngress.ipv4_forward", [0x222, 2], 0
+    )
+    sockets_before = _sockets()
+    dp = rust.Dataplane([(1, sw1), (2, sw2)], 64, None)
+    assert _sockets() == sockets_before + 2
+    tx, rx = _raw(host1), _raw(host2)
+    try:
+        dp.set_switch(sw)
+        big = ipv4_packet(bytes([10, 0, 2, 9]), payload=b"ratelab-big" + bytes(200))
+        small = ipv4_packet(bytes([10, 0, 2, 9]), payload=b"ratelab-small")
+        tx.send(big)
+        tx.send(small)
+        got = _receive_matching(rx, b"ratelab-", 2, timeout=2.0)
+        assert [g[34:] for g in got] == [small[34:]]
+        port2 = dp.stats()["ports"][2]
+        assert (port2["mtu_drops"], port2["tx_packets"]) == (1, 1)
+        assert dp.stats()["ports"][1]["rx_packets"] >= 2
+
+        _ip("link", "del", sw2)  # host2 goes with it
+        deadline = time.monotonic() + 5
+        warnings: list[str] = []
+        while not warnings and time.monotonic() < deadline:
+            warnings = [v for k, v in dp.next_events(0.1) or [] if k == "warning"]
+        assert warnings and sw2 in warnings[0]
+        # Port 1 is still read: its frames reach the engine (and fail on port 2).
+        before = dp.stats()["ports"][1]["rx_packets"]
+        tx.send(small)
+        deadline = time.monotonic() + 5
+        while dp.stats()["ports"][2]["tx_errors"] < 1:
+            assert time.monotonic() < deadline, dp.stats()
+            time.sleep(0.01)
+        assert dp.stats()["ports"][1]["rx_packets"] > before
+    finally:
+        dp.stop()
+        tx.close()
+        rx.close()
+    assert _sockets() == sockets_before  # the thread's port sockets are closed

@@ -1,9 +1,12 @@
-//! Engine throughput benchmark (inject + poll, 32 packets per poll): basic
-//! IPv4 forwarding (LPM, checksum verify and update, TTL decrement) with
-//! 1,000 and 10,000 routes of mixed prefix lengths, no I/O, one thread.
+//! Engine throughput benchmark (inject + poll, 32 packets per poll), no I/O,
+//! one thread: basic IPv4 forwarding (LPM, checksum verify and update, TTL
+//! decrement) with 1,000 and 10,000 routes of mixed prefix lengths, and,
+//! given its JSON, the ratelab router (p4src/router.p4: forwarding checks,
+//! LPM, port_config, FIFO admission with its own queue count, counters) with
+//! 1,000 routes over 8 configured ports.
 //!
-//! Usage: `ratelab-engine-bench [RESULTS_FILE] [PACKETS]`. Prints a table and,
-//! when RESULTS_FILE is given, writes the same lines there.
+//! Usage: `ratelab-engine-bench [RESULTS_FILE] [PACKETS] [ROUTER_JSON]`.
+//! Prints a table and, when RESULTS_FILE is given, writes the same lines there.
 
 use ratelab_engine::{MatchValue, Switch};
 use std::fmt::Write as _;
@@ -63,12 +66,64 @@ fn packet(dst: u32, len: usize) -> Vec<u8> {
     p
 }
 
+/// The program under test.
+#[derive(Clone, Copy)]
+enum Program<'a> {
+    Basic,
+    /// router.p4 compiled to BMv2 JSON.
+    Router(&'a str),
+}
+
+/// The router's entries besides routes (model/ratelab_model/p4_entries.py):
+/// router_config's default and a FIFO port_config entry per port 1..=8.
+fn router_setup(sw: &mut Switch) {
+    sw.table_set_default(
+        "RouterIngress.router_config",
+        "RouterIngress.set_router",
+        &[0x0a00_0001, 1500, 1_000_000],
+    )
+    .expect("router_config");
+    for port in 1..=8u128 {
+        // mac, rbcc_capacity, queue_limit, red_enabled, wq16, th_min16, th_max16, slope, s_recip, seed
+        let params = [
+            0x0200_0000_0000 + port,
+            125_000_000,
+            4096,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        sw.table_add(
+            "RouterIngress.port_config",
+            vec![MatchValue::Exact(port)],
+            "RouterIngress.set_port",
+            &params,
+            0,
+        )
+        .expect("port_config");
+    }
+}
+
 /// Builds a switch with `n` routes of mixed prefix lengths; returns the
 /// switch and destination addresses that hit them.
-fn setup(n: usize) -> (Switch, Vec<u32>) {
-    // basic.json sizes the route table for 1,024 entries; allow more here.
-    let program = PROGRAM.replace("\"max_size\": 1024", "\"max_size\": 65536");
-    let mut sw = Switch::new(&program, 1).expect("basic.json loads");
+fn setup(program: Program, n: usize) -> (Switch, Vec<u32>) {
+    let (mut sw, table, action) = match program {
+        Program::Basic => {
+            // basic.json sizes the route table for 1,024 entries; allow more here.
+            let json = PROGRAM.replace("\"max_size\": 1024", "\"max_size\": 65536");
+            let sw = Switch::new(&json, 1).expect("basic.json loads");
+            (sw, "MyIngress.ipv4_lpm", "MyIngress.ipv4_forward")
+        }
+        Program::Router(json) => {
+            let mut sw = Switch::new(json, 1).expect("router.json loads");
+            router_setup(&mut sw);
+            (sw, "RouterIngress.ipv4_lpm", "RouterIngress.set_next_hop")
+        }
+    };
     let mut rng = Lcg(42);
     let mut dsts = Vec::new();
     let lens = [8u32, 12, 16, 20, 22, 24, 24, 24, 24, 28, 32];
@@ -77,12 +132,16 @@ fn setup(n: usize) -> (Switch, Vec<u32>) {
         let len = lens[rng.next() as usize % lens.len()];
         let addr = rng.next() & (u32::MAX << (32 - len));
         let port = 1 + rng.next() % 8;
+        let params = match program {
+            Program::Basic => [0x0000_0000_1000 + port as u128, port as u128],
+            Program::Router(_) => [port as u128, 0x0000_0000_1000 + port as u128],
+        };
         if sw
             .table_add(
-                "MyIngress.ipv4_lpm",
+                table,
                 vec![MatchValue::Lpm(addr as u128, len)],
-                "MyIngress.ipv4_forward",
-                &[0x0000_0000_1000 + port as u128, port as u128],
+                action,
+                &params,
                 0,
             )
             .is_ok()
@@ -103,8 +162,8 @@ fn thread_cpu_ns() -> Option<u64> {
 }
 
 /// Returns (packets/s by wall clock, packets/s by thread CPU time, forwarded).
-fn run(routes: usize, pkt_len: usize, total: usize) -> (f64, Option<f64>, usize) {
-    let (mut sw, dsts) = setup(routes);
+fn run(program: Program, routes: usize, pkt_len: usize, total: usize) -> (f64, Option<f64>, usize) {
+    let (mut sw, dsts) = setup(program, routes);
     let pkts: Vec<Vec<u8>> = dsts
         .iter()
         .take(1024)
@@ -147,10 +206,13 @@ fn main() {
         .get(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(3_000_000);
+    let router = args.get(3).map(|path| {
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+    });
     let mut report = String::new();
     writeln!(
         report,
-        "# ratelab-engine bench: basic IPv4 forwarding, engine only, 1 thread, best of 3 runs"
+        "# ratelab-engine bench: engine only (inject + poll, no I/O), 1 thread, best of 3 runs"
     )
     .unwrap();
     writeln!(
@@ -160,18 +222,32 @@ fn main() {
     .unwrap();
     writeln!(
         report,
-        "# routes  pkt_bytes  packets  forwarded  Mpps_wall  Mpps_cpu"
+        "# program  routes  pkt_bytes  packets  forwarded  Mpps_wall  Mpps_cpu"
     )
     .unwrap();
-    for (routes, len) in [(1000usize, 64usize), (1000, 512), (10_000, 64)] {
+    let mut cases = vec![
+        ("basic", Program::Basic, 1000usize, 64usize),
+        ("basic", Program::Basic, 1000, 512),
+        ("basic", Program::Basic, 10_000, 64),
+    ];
+    if let Some(json) = &router {
+        cases.push(("router", Program::Router(json), 1000, 64));
+        cases.push(("router", Program::Router(json), 1000, 512));
+    }
+    for (name, program, routes, len) in cases {
         // Best of three runs: the machine may be shared.
         let (pps, cpu, fwd) = (0..3)
-            .map(|_| run(routes, len, total))
+            .map(|_| run(program, routes, len, total))
             .max_by(|a, b| a.1.unwrap_or(a.0).total_cmp(&b.1.unwrap_or(b.0)))
             .expect("three runs");
+        // A benchmark of dropped packets would measure the wrong thing.
+        assert_eq!(
+            fwd, total,
+            "{name}: only {fwd} of {total} packets forwarded"
+        );
         let cpu = cpu.map_or("n/a".to_string(), |c| format!("{:.3}", c / 1e6));
         let line = format!(
-            "{routes:>8}  {len:>9}  {total:>7}  {fwd:>9}  {:>9.3}  {cpu:>8}",
+            "{name:>9}  {routes:>6}  {len:>9}  {total:>7}  {fwd:>9}  {:>9.3}  {cpu:>8}",
             pps / 1e6
         );
         println!("{line}");
