@@ -258,7 +258,7 @@ impl Ld {
                 }
             }
         }
-        let mut next_by_action = HashMap::new();
+        let mut next_by_action = rustc_hash::FxHashMap::default();
         let mut next_hit = None;
         let mut next_miss = None;
         if let Some(nt) = t.opt("next_tables") {
