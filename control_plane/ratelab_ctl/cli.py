@@ -7,6 +7,7 @@
     ratelab-ctl counters [--addr A] [--ports 1,2] [--json]
     ratelab-ctl poll  [--addr A] --interval 0.5 --out series.csv [--duration S] [--ports 1,2]
     ratelab-ctl switch-args CONFIG
+    ratelab-ctl hdl-regs CONFIG [--param PORTS=8 ...] [--port-map 1=0,2=1] [--set KEY=VALUE ...]
 
 Progress goes to stdout, one line per step; an error is one line on stderr
 (`file:line:col: error: ...` for the configuration, `ratelab-ctl: error: ...`
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -31,6 +33,7 @@ from ratelab_ctl.controller import Controller, build_updates, check_program
 from ratelab_ctl.counters import CounterSnapshot
 from ratelab_ctl.diff import Change, initial_changes, seed_notes, summarize
 from ratelab_ctl.entities import describe, format_action
+from ratelab_ctl.hdl_driver import CoreParams, core_writes, register_name
 from ratelab_ctl.poller import Poller, SeriesWriter, summary_line
 from ratelab_ctl.schema import P4Schema, SchemaError, load_p4info
 from ratelab_ctl.switch_options import switch_options
@@ -105,6 +108,25 @@ def _build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("switch-args", help="ratelab-switch options matching CONFIG's port rates")
     c.add_argument("config")
+
+    c = sub.add_parser(
+        "hdl-regs", help="the Verilog core's register writes for CONFIG (ADDR VALUE lines)"
+    )
+    c.add_argument("config")
+    c.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a router_core parameter other than its default (PORTS, LPM_ENTRIES, NH_ENTRIES, "
+        "ABT_SLOTS, DECAY_LEN, PEND_DEPTH)",
+    )
+    c.add_argument(
+        "--port-map",
+        metavar="PORT=INDEX,...",
+        help="hardware port index of each configured port (default: port N is index N)",
+    )
+    c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override")
     return p
 
 
@@ -128,6 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader left (`ratelab-ctl hdl-regs ... | head`): stop quietly, and
+        # keep Python's final flush of stdout from failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 # ---------------------------------------------------------------- helpers
@@ -324,6 +351,40 @@ def cmd_switch_args(args: argparse.Namespace) -> int:
     return 0
 
 
+def _int_pairs(items: Sequence[str], what: str) -> list[tuple[str, int]]:
+    """NAME=INT items (decimal or 0x...) as (NAME, value) pairs."""
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            out.append((key.strip(), int(value, 0)))
+        except ValueError:
+            sep = ""
+        if not sep or not key.strip():
+            raise UsageError(f"{what}: expected NAME=INTEGER, got {item!r}")
+    return out
+
+
+def cmd_hdl_regs(args: argparse.Namespace) -> int:
+    try:
+        params = CoreParams().with_verilog(dict(_int_pairs(args.param, "--param")))
+    except ValueError as e:
+        raise UsageError(f"--param: {e}") from None
+    port_map = None
+    if args.port_map is not None:
+        pairs = _int_pairs([x for x in args.port_map.split(",") if x.strip()], "--port-map")
+        try:
+            port_map = {int(k): v for k, v in pairs}
+        except ValueError:
+            raise UsageError(
+                f"--port-map: expected PORT=INDEX,..., got {args.port_map!r}"
+            ) from None
+    cfg = load_config(args.config, args.set)
+    writes = core_writes(cfg, params, port_map)  # nothing is printed unless it all fits
+    _out("\n".join(f"0x{w.addr:04x} 0x{w.value:08x}  # {register_name(w.addr)}" for w in writes))
+    return 0
+
+
 _COMMANDS = {
     "check": cmd_check,
     "push": cmd_push,
@@ -332,6 +393,7 @@ _COMMANDS = {
     "counters": cmd_counters,
     "poll": cmd_poll,
     "switch-args": cmd_switch_args,
+    "hdl-regs": cmd_hdl_regs,
 }
 
 if __name__ == "__main__":
