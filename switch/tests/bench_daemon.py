@@ -4,6 +4,11 @@ offers IPv4/UDP frames on one pair's host side; a receiver (another ratelab-pktg
 counts them on the other's; the daemon runs `basic.json` with one route between them.
 Needs root and the ratelab_engine extension. Writes one JSON object to --out.
 
+The daemon, sender and receiver each start a session of their own: with the kernel's
+autogroup scheduling (Debian's default) a session shares the CPUs equally with the
+others, whatever their nice values, so three processes in one session would split
+one share between them on a machine shared with other work.
+
     python switch/tests/bench_daemon.py --pktgen target/release/ratelab-pktgen --out r.json
 """
 
@@ -46,7 +51,7 @@ def _start_daemon() -> tuple[subprocess.Popen[str], int]:
         [sys.executable, "-m", "ratelab_switch.daemon", str(BASIC_JSON),
          "-i", f"1@{PAIRS[0][0]}", "-i", f"2@{PAIRS[1][0]}", "--queue-depth", "2=4096",
          "--grpc-server-addr", "127.0.0.1:0", "--device-id", "1"],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, text=True, start_new_session=True,
         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
     )  # fmt: skip
     assert proc.stdout is not None
@@ -71,18 +76,21 @@ def _start_daemon() -> tuple[subprocess.Popen[str], int]:
 
 def _one_run(pktgen: str, pid: int, size: int, count: int, pps: int) -> dict[str, object]:
     receiver = subprocess.Popen(
-        [pktgen, "recv", PAIRS[1][1], "120", "1.0"], stdout=subprocess.PIPE, text=True
+        [pktgen, "recv", PAIRS[1][1], "120", "1.0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     time.sleep(0.3)  # the receiver's socket is bound
     cpu_before = _cpu_seconds(pid)
     sent = json.loads(
         subprocess.run(
             [pktgen, "send", PAIRS[0][1], DST, str(size), str(count), str(pps)],
-            check=True, capture_output=True, text=True,
+            check=True, capture_output=True, text=True, start_new_session=True,
         ).stdout
     )  # fmt: skip
     got = json.loads(receiver.communicate(timeout=150)[0])
-    cpu = _cpu_seconds(pid) - cpu_before - 0.0
+    cpu = _cpu_seconds(pid) - cpu_before
     forwarded = int(got["received"])
     return {
         "frame_bytes": size,

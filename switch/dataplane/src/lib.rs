@@ -95,6 +95,8 @@ pub struct Stats {
     pub unknown_port_drops: u64,
     /// Events dropped because the controller queue was full.
     pub event_drops: u64,
+    /// Wake-ups of the loop (frames per turn = batching achieved).
+    pub turns: u64,
 }
 
 struct EventQueue {
@@ -112,6 +114,7 @@ struct Shared {
     ports: Vec<(PortSpec, PortCounters)>,
     unknown_port_drops: AtomicU64,
     event_drops: AtomicU64,
+    turns: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -230,6 +233,7 @@ impl Dataplane {
                 .collect(),
             unknown_port_drops: AtomicU64::new(0),
             event_drops: AtomicU64::new(0),
+            turns: AtomicU64::new(0),
         });
         let worker = Worker::new(shared.clone(), ports, config.cpu_port);
         let s = shared.clone();
@@ -301,6 +305,7 @@ impl Dataplane {
                 .collect(),
             unknown_port_drops: self.shared.unknown_port_drops.load(Relaxed),
             event_drops: self.shared.event_drops.load(Relaxed),
+            turns: self.shared.turns.load(Relaxed),
         }
     }
 
@@ -415,6 +420,7 @@ impl Worker {
         let engine = self.engine();
         let due = engine.as_ref().and_then(|e| lock(e).next_event_time());
         self.wait(due);
+        self.shared.turns.fetch_add(1, Relaxed);
         let now = now_us();
         if self.pollfds[0].revents != 0 {
             let mut v = 0u64;

@@ -579,7 +579,7 @@ impl Dataplane {
     }
 
     /// Per-port counters of the loop: `{"ports": {number: {...}}, "unknown_port_drops": n,
-    /// "event_drops": n}`.
+    /// "event_drops": n, "turns": n}`.
     fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let s = self.dp().stats();
         let ports = pyo3::types::PyDict::new(py);
@@ -596,6 +596,7 @@ impl Dataplane {
         out.set_item("ports", ports)?;
         out.set_item("unknown_port_drops", s.unknown_port_drops)?;
         out.set_item("event_drops", s.event_drops)?;
+        out.set_item("turns", s.turns)?;
         Ok(out.into_any().unbind())
     }
 
