@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import cocotb
+import pytest
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
@@ -69,5 +70,12 @@ async def run_test_regs(dut) -> None:
     assert len(log) == 303
 
 
-def test_axil_reg_if() -> None:
-    run_cocotb(toplevel="axil_reg_if", test_module="test_axil_reg_if", modules=["axil_reg_if"])
+# the default address width and router_core's (AXIL_ADDR_WIDTH 16)
+@pytest.mark.parametrize("addr_width", [20, 16])
+def test_axil_reg_if(addr_width: int) -> None:
+    run_cocotb(
+        toplevel="axil_reg_if",
+        test_module="test_axil_reg_if",
+        modules=["axil_reg_if"],
+        parameters={"ADDR_WIDTH": addr_width},
+    )

@@ -6,6 +6,7 @@ import random
 from collections import deque
 
 import cocotb
+import pytest
 from cocotb.triggers import FallingEdge, RisingEdge
 
 from hdlsim import run_cocotb
@@ -16,6 +17,7 @@ from tbutil import reset, start_clock
 async def run_test_fifo(dut) -> None:
     start_clock(dut.clk)
     depth = int(dut.DEPTH.value)
+    width = len(dut.s_data)
     dut.s_valid.value = 0
     dut.m_ready.value = 0
     await reset(dut.clk, dut.rst)
@@ -28,7 +30,7 @@ async def run_test_fifo(dut) -> None:
         p_push = 0.8 if (cycle // 500) % 2 == 0 else 0.3
         push = rng.random() < p_push
         pop = rng.random() < 1 - p_push
-        val = rng.getrandbits(16)
+        val = rng.getrandbits(width)
         dut.s_valid.value = int(push)
         dut.s_data.value = val
         dut.m_ready.value = int(pop)
@@ -48,13 +50,16 @@ async def run_test_fifo(dut) -> None:
         if do_push:
             model.append(val)
             pushed += 1
-    assert pushed > 1000 and popped > 1000 and fulls > 10
+    # traffic flowed both ways and the FIFO filled up (depth 2 fills most often)
+    assert pushed > 800 and popped > 800 and fulls > 10
 
 
-def test_fifo_fwft() -> None:
+# depth 2: full and empty in consecutive cycles, the tightest pointer wrap
+@pytest.mark.parametrize(("width", "depth"), [(16, 8), (8, 2)])
+def test_fifo_fwft(width: int, depth: int) -> None:
     run_cocotb(
         toplevel="fifo_fwft",
         test_module="test_fifo_fwft",
         modules=["fifo_fwft"],
-        parameters={"WIDTH": 16, "DEPTH": 8},
+        parameters={"WIDTH": width, "DEPTH": depth},
     )

@@ -7,6 +7,7 @@ import itertools
 import random
 
 import cocotb
+import pytest
 from cocotb.triggers import FallingEdge, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamSink
 
@@ -95,10 +96,12 @@ async def run_test_arbiter(dut) -> None:
     assert repeats < n_frames, repeats
 
 
-def test_frame_arbiter() -> None:
+# 3 inputs (not a power of two: the round robin wraps early) and router_core's 4 x 64
+@pytest.mark.parametrize(("ports", "data_width"), [(3, 32), (4, 64)])
+def test_frame_arbiter(ports: int, data_width: int) -> None:
     run_cocotb(
         toplevel="frame_arbiter",
         test_module="test_frame_arbiter",
         modules=["frame_arbiter"],
-        parameters={"PORTS": 3, "DATA_WIDTH": 32},
+        parameters={"PORTS": ports, "DATA_WIDTH": data_width},
     )

@@ -145,11 +145,12 @@ async def run_test_rbcc(dut) -> None:
     assert all(hw_counts[p]["abt_removals"] > 0 for p in range(ports))
 
 
-@pytest.mark.parametrize(("ports", "slots"), [(4, 16)])
+# 16 slots for many collisions and evictions; 2 ports x 64 slots for fewer
+@pytest.mark.parametrize(("ports", "slots"), [(4, 16), (2, 64)])
 def test_rbcc_unit(ports: int, slots: int) -> None:
     run_cocotb(
         toplevel="rbcc_unit",
         test_module="test_rbcc_unit",
         modules=["rbcc_unit"],
-        parameters={"PORTS": ports, "PORT_WIDTH": 2, "SLOTS": slots},
+        parameters={"PORTS": ports, "PORT_WIDTH": max(1, (ports - 1).bit_length()), "SLOTS": slots},
     )

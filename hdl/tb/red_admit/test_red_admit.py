@@ -201,7 +201,8 @@ async def run_test_red(dut) -> None:
     assert len(branches) == len(red.RedBranch), branches
 
 
-@pytest.mark.parametrize("decay_len", [256])
+# the index clamps at DECAY_LEN - 1: a short table reaches it, a longer one rarely
+@pytest.mark.parametrize("decay_len", [256, 1024])
 def test_red_admit(decay_len: int) -> None:
     run_cocotb(
         toplevel="red_admit",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import cocotb
+import pytest
 from cocotb.triggers import FallingEdge, RisingEdge
 
 from hdlsim import run_cocotb
@@ -54,10 +55,12 @@ async def run_test_counters(dut) -> None:
     assert reads > 1000
 
 
-def test_stat_counters() -> None:
+# a small bank that wraps often, and router_core's own bank (18 x 64 bits)
+@pytest.mark.parametrize(("counters", "width", "inc_width"), [(6, 16, 11), (18, 64, 16)])
+def test_stat_counters(counters: int, width: int, inc_width: int) -> None:
     run_cocotb(
         toplevel="stat_counters",
         test_module="test_stat_counters",
         modules=["stat_counters"],
-        parameters={"COUNTERS": 6, "WIDTH": 16, "INC_WIDTH": 11},
+        parameters={"COUNTERS": counters, "WIDTH": width, "INC_WIDTH": inc_width},
     )
