@@ -7,6 +7,7 @@ import random
 from decimal import Decimal
 
 import cocotb
+import pytest
 from cocotb.triggers import FallingEdge, RisingEdge
 from ratelab_model.config import AqmConfig, NextHop, PortConfig, RouterConfig
 from ratelab_model.router import _EgressPort
@@ -117,10 +118,13 @@ async def run_test_egress(dut) -> None:
     assert len(totals) == 4, totals
 
 
-def test_egress_admit() -> None:
+# DECAY_LEN 256: more idle periods clamp at the table's last (nonzero) entry;
+# PEND_DEPTH 64: a shallow pending FIFO (the queues of CASES stay below it)
+@pytest.mark.parametrize(("decay_len", "pend_depth"), [(1024, 256), (256, 64)])
+def test_egress_admit(decay_len: int, pend_depth: int) -> None:
     run_cocotb(
         toplevel="egress_admit",
         test_module="test_egress_admit",
         modules=["egress_admit", "red_admit"],
-        parameters={"DECAY_LEN": 1024, "PEND_DEPTH": 256},
+        parameters={"DECAY_LEN": decay_len, "PEND_DEPTH": pend_depth},
     )
