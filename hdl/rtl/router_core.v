@@ -1255,7 +1255,7 @@ always @* begin
     if (rd_global) begin
         case (rd_addr_reg[11:0])
             12'h000: reg_rd_data = 32'h524c4142;  // "RLAB"
-            12'h004: reg_rd_data = 32'h00010000;
+            12'h004: reg_rd_data = 32'h00010001;  // 1.1: CONFIG2
             12'h008: reg_rd_data = {DECAY_ADDR_WIDTH[7:0], SLOT_WIDTH[7:0], KEEP_WIDTH[7:0], PORTS[7:0]};
             12'h00c: reg_rd_data = {NH_ENTRIES[15:0], LPM_ENTRIES[15:0]};
             12'h010: reg_rd_data = {31'd0, time_freeze_reg};
@@ -1266,6 +1266,7 @@ always @* begin
             12'h024: reg_rd_data = idle_timeout_reg;
             12'h028: reg_rd_data = min_rate_reg;
             12'h02c: reg_rd_data = CLK_PER_US;
+            12'h030: reg_rd_data = {16'd0, PEND_DEPTH[15:0]};  // the driver checks queue limits
             default: reg_rd_data = 32'd0;
         endcase
     end else if (rd_port_ok) begin
