@@ -53,6 +53,26 @@ impl Switch {
         Ok(())
     }
 
+    /// Sets a port's link propagation delay in µs (0 removes it). A frame
+    /// dequeued at `t_deq` then leaves the engine at `t_deq` + transmission
+    /// time at the port's rate + `delay_us`; frames dequeued before the change
+    /// keep their time, and a port's frames never overtake each other.
+    pub fn set_link_delay(&mut self, port: u32, delay_us: u64) -> Result<(), ControlError> {
+        self.port_mut(port)?.delay = delay_us;
+        Ok(())
+    }
+
+    /// A port's link delay in µs (0: none).
+    pub fn link_delay(&self, port: u32) -> u64 {
+        self.ports.get(port as usize).map_or(0, |p| p.delay)
+    }
+
+    /// Frames transmitted on a port's delayed link that have not reached
+    /// its far end yet.
+    pub fn in_flight(&self, port: u32) -> usize {
+        self.ports.get(port as usize).map_or(0, |p| p.line.len())
+    }
+
     /// Sets a port's MTU in bytes (0 = no limit, the default). Larger
     /// frames are dropped and counted in [`PortStats::mtu_drops`].
     pub fn set_port_mtu(&mut self, port: u32, mtu: usize) -> Result<(), ControlError> {

@@ -46,6 +46,10 @@ pub struct Frame {
     pub data: Vec<u8>,
     /// Time (µs) its transmission starts (= its dequeue time).
     pub time_us: u64,
+    /// Time (µs) it leaves the engine: `time_us` on a port without a link
+    /// delay; with one, when its last bit reaches the far end of the link
+    /// (`time_us` + transmission time + delay).
+    pub emit_us: u64,
 }
 
 /// Drain rate of a port queue.
@@ -214,6 +218,10 @@ struct Port {
     rate: Rate,
     mtu: usize,
     next_free: u64,
+    /// Link propagation delay (µs); 0: frames leave at their dequeue time.
+    delay: u64,
+    /// Frames transmitted but not yet at the far end, in `emit_us` order.
+    line: VecDeque<Frame>,
     stats: PortStats,
 }
 
@@ -225,6 +233,8 @@ impl Port {
             rate: Rate::Unlimited,
             mtu: 0,
             next_free: 0,
+            delay: 0,
+            line: VecDeque::new(),
             stats: PortStats::default(),
         }
     }
@@ -241,6 +251,8 @@ pub struct Switch {
     st: State,
     ports: Vec<Port>,
     active: Vec<u32>,
+    /// Ports whose delay line holds frames.
+    delayed: Vec<u32>,
     mc_groups: HashMap<u32, Vec<Replica>>,
     clone_sessions: HashMap<u32, CloneSession>,
     out: Vec<Frame>,
@@ -268,6 +280,7 @@ impl Switch {
             st,
             ports: (0..MAX_PORTS).map(|_| Port::new()).collect(),
             active: Vec::new(),
+            delayed: Vec::new(),
             mc_groups: HashMap::new(),
             clone_sessions: HashMap::new(),
             out: Vec::new(),
@@ -307,7 +320,7 @@ impl Switch {
     /// error nothing changes. On success, table entries, registers,
     /// counters, meters and value sets start empty, and queued packets
     /// (built for the old program) are discarded; multicast groups, clone
-    /// sessions and port settings stay.
+    /// sessions, port settings and frames already on a delayed link stay.
     pub fn reload(&mut self, json: &str) -> Result<(), LoadError> {
         let prog = load(json)?;
         let st = Self::fresh_state(&prog, self.seed)?;
@@ -360,13 +373,23 @@ impl Switch {
         out.append(&mut self.out);
     }
 
-    /// When the next queued packet becomes due (µs), if any. Frames already
+    /// When the next queued packet becomes due or the next frame on a
+    /// delayed link reaches its far end (µs), if ever. Frames already
     /// produced but not yet polled are due now.
     pub fn next_event_time(&self) -> Option<u64> {
         if !self.out.is_empty() {
             return Some(self.now);
         }
-        self.active.iter().filter_map(|&p| self.due(p)).min()
+        let deq = self.active.iter().filter_map(|&p| self.due(p)).min();
+        let line = self.delayed.iter().filter_map(|&p| self.line_due(p)).min();
+        match (deq, line) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn line_due(&self, port: u32) -> Option<u64> {
+        self.ports[port as usize].line.front().map(|f| f.emit_us)
     }
 
     fn due(&self, port: u32) -> Option<u64> {
@@ -388,8 +411,34 @@ impl Switch {
                     }
                 }
             }
-            let Some((t, port)) = best else { break };
-            self.dequeue(port, t);
+            // A frame reaching the far end goes out before a dequeue at the
+            // same time, so `out` stays in emission order.
+            let mut arrival: Option<(u64, u32)> = None;
+            for &p in &self.delayed {
+                if let Some(d) = self.line_due(p) {
+                    if d <= now && arrival.is_none_or(|b| (d, p) < b) {
+                        arrival = Some((d, p));
+                    }
+                }
+            }
+            match (best, arrival) {
+                (_, Some((a, port))) if best.is_none_or(|(t, _)| a <= t) => {
+                    self.release(port);
+                }
+                (Some((t, port)), _) => self.dequeue(port, t),
+                _ => break,
+            }
+        }
+    }
+
+    /// Hands the head of a port's delay line out of the engine.
+    fn release(&mut self, port: u32) {
+        let pt = &mut self.ports[port as usize];
+        if let Some(f) = pt.line.pop_front() {
+            if pt.line.is_empty() {
+                self.delayed.retain(|&x| x != port);
+            }
+            self.out.push(f);
         }
     }
 
@@ -683,13 +732,35 @@ impl Switch {
             self.deparse_buf = buf;
             return;
         }
-        pt.next_free = t.saturating_add(pt.rate.tx_time_us(buf.len()));
+        let tx_done = t.saturating_add(pt.rate.tx_time_us(buf.len()));
+        pt.next_free = tx_done;
         pt.stats.tx_packets += 1;
         pt.stats.tx_bytes += buf.len() as u64;
-        self.out.push(Frame {
+        if pt.delay == 0 && pt.line.is_empty() {
+            self.out.push(Frame {
+                port,
+                data: buf,
+                time_us: t,
+                emit_us: t,
+            });
+            return;
+        }
+        let arrives = if pt.delay == 0 {
+            t
+        } else {
+            tx_done.saturating_add(pt.delay)
+        };
+        // Never before the frame ahead: a delay lowered (or removed) at run
+        // time must not reorder the link.
+        let emit_us = pt.line.back().map_or(arrives, |b| arrives.max(b.emit_us));
+        if pt.line.is_empty() {
+            self.delayed.push(port);
+        }
+        pt.line.push_back(Frame {
             port,
             data: buf,
             time_us: t,
+            emit_us,
         });
     }
 }
