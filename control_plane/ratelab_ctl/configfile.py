@@ -170,6 +170,12 @@ def parse_config(text: str, filename: str, overrides: Sequence[str] = ()) -> Con
     return _Loader(filename).load(root)
 
 
+def load_config_node(root: yaml.Node, filename: str) -> ControllerConfig:
+    """Validate a configuration given as an already composed YAML node tree, e.g. one
+    built by a tool from a file of its own (errors point at the nodes' marks)."""
+    return _Loader(filename).load(root)
+
+
 def _compose(text: str, name: str, col_offset: int = 0) -> yaml.Node | None:
     stream = io.StringIO(text)
     stream.name = name  # type: ignore[misc]  # PyYAML names its marks after the stream

@@ -1,0 +1,1 @@
+"""ratelab-net: Mininet experiments with ratelab routers (docs/NET.md)."""

@@ -1,0 +1,220 @@
+"""`ratelab-net`: run a topology file in Mininet with ratelab routers (docs/NET.md).
+
+    ratelab-net check TOPOLOGY                 validate it, print the routers' plans
+    ratelab-net run TOPOLOGY [--out DIR] [--target ratelab|bmv2] [--no-plots]
+    ratelab-net clean                          remove what a killed run left behind
+
+Exit status: 0 done, 1 a run-time failure, 2 bad input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from ratelab_ctl.configfile import ConfigError
+from ratelab_ctl.connection import SwitchConnection, SwitchError
+from ratelab_ctl.controller import Controller
+from ratelab_ctl.counters import CounterSnapshot
+from ratelab_ctl.poller import Poller, SeriesWriter
+from ratelab_ctl.schema import SchemaError
+from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
+from ratelab_sim.signals import Terminated, terminate_as_exception
+
+from ratelab_net.network import NetError, Network, import_mininet, link_delays
+from ratelab_net.results import balance, flow_result, render
+from ratelab_net.routers import RouterPlan, plan_routers
+from ratelab_net.topology import Topology, load_topology
+from ratelab_net.traffic import TrafficError, TrafficRun, plan_commands
+
+PROG = "ratelab-net"
+DRAIN_S = 1.0  # after the traffic: everything queued or delayed has left
+
+
+def _say(message: str) -> None:
+    print(f"{PROG}: {message}", flush=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    set_help = "override a setting, e.g. links[1].queue_limit=200 (repeatable)"
+    c = sub.add_parser("check", help="validate a topology file and print the routers' plans")
+    c.add_argument("topology")
+    c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
+    c = sub.add_parser("run", help="build the network, run the flows, report, tear down")
+    c.add_argument("topology")
+    c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
+    c.add_argument("--out", help="results folder (default build/net/<topology name>)")
+    c.add_argument(
+        "--target",
+        choices=("ratelab", "bmv2"),
+        default="ratelab",
+        help="router switch: ratelab-switch (default) or simple_switch_grpc on PATH",
+    )
+    c.add_argument("--p4c", help="compiler with p4c's command line (default ratelab-p4c)")
+    c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    sub.add_parser("clean", help="remove interfaces and processes a killed run left behind")
+    return ap
+
+
+def _describe(topo: Topology, plans: list[RouterPlan]) -> list[str]:
+    lines = []
+    for plan in plans:
+        delays = link_delays(topo, plan)
+        for p in plan.ports:
+            cfg = next(c for c in plan.config.router.ports if c.port == p.port)
+            rate = f"{cfg.rate_bps / 1e6:g} Mbit/s" if cfg.rate_bps else "unlimited"
+            aqm = plan.config.port_settings(p.port).aqm_name
+            delay = delays.get(p.port, 0) / 1000
+            lines.append(
+                f"{plan.name} port {p.port} -> {p.peer}: {rate}, {delay:g} ms, "
+                f"queue {cfg.queue_limit}, {aqm}"
+            )
+        lines.append(f"{plan.name}: {len(plan.config.router.routes)} routes")
+    for host in topo.hosts:
+        address, gateway = topo.host_address(host)
+        lines.append(f"{host}: {address}/24 via {gateway} ({topo.host_link(host)[1]})")
+    return lines
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    topo = load_topology(args.topology, args.set)
+    plans = plan_routers(topo)
+    for line in _describe(topo, plans):
+        print(line)
+    print(
+        f"{args.topology}: ok: {len(plans)} routers, {len(topo.hosts)} hosts, "
+        f"{len(topo.flows)} flows, {topo.duration_s:g} s"
+    )
+    return 0
+
+
+def cmd_clean(_args: argparse.Namespace) -> int:
+    import_mininet()
+    from mininet.clean import cleanup
+
+    cleanup()
+    return 0
+
+
+def _connect(address: str, stack: ExitStack) -> Controller:
+    conn = stack.enter_context(SwitchConnection(address, 0).open(True))
+    return Controller(conn)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    topo = load_topology(args.topology, args.set)
+    plans = plan_routers(topo)
+    if os.geteuid() != 0:
+        raise UsageError("needs root (Mininet)")
+    import_mininet()
+    name = Path(args.topology).stem
+    out = Path(args.out or ROOT / "build" / "net" / name).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    p4c = args.p4c or default_p4c()
+    if p4c is None:
+        raise UsageError("ratelab-p4c is not installed (make deps)")
+    json_path, p4info = compile_router(p4c, out / "build", quiet=True)
+    if args.target == "bmv2" and any(link_delays(topo, p) for p in plans):
+        _say("warning: simple_switch_grpc emulates no link delay: delays are left out")
+
+    samples: dict[str, list[CounterSnapshot]] = {p.name: [] for p in plans}
+    with terminate_as_exception(), ExitStack() as stack:
+        net = Network(topo, plans, json_path, out, target=args.target)
+        stack.callback(net.stop)
+        _say(f"building {len(plans)} router(s) and {len(topo.hosts)} host(s) in Mininet")
+        net.start()
+        controllers: dict[str, Controller] = {}
+        for plan in plans:
+            ctl = _connect(net.switches[plan.name].grpc_address, stack)
+            ctl.push_pipeline(json_path, p4info)
+            ctl.apply_config(plan.config)
+            controllers[plan.name] = ctl
+        _say("routers configured: " + ", ".join(p.name for p in plans))
+
+        def popen(host: str, cmd: list[str]) -> subprocess.Popen[Any]:
+            return net.host(host).popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+
+        traffic = TrafficRun(popen)
+        stack.callback(traffic.kill_all)
+        receivers, senders = plan_commands(topo, out)
+        traffic.start_receivers(receivers)
+
+        before = net.interface_counters()
+        first = {n: c.read_counters() for n, c in controllers.items()}
+        pollers = []
+        for plan in plans:
+            writer = SeriesWriter.for_path(out / f"{plan.name}.csv")
+            stack.callback(writer.close)
+            ctl = controllers[plan.name]
+            poller = Poller(
+                ctl.read_counters,
+                writer,
+                topo.poll_interval_s,
+                on_sample=lambda snap, _prev, n=plan.name: samples[n].append(snap),
+            )
+            thread = threading.Thread(target=poller.run, name=f"poll-{plan.name}", daemon=True)
+            thread.start()
+            pollers.append((poller, thread))
+        _say(f"running {len(topo.flows)} flow(s) for {topo.duration_s:g} s")
+        traffic.run_senders(senders, _say)
+        time.sleep(DRAIN_S)
+        traffic.stop_receivers()
+        for poller, thread in pollers:
+            poller.stop()
+            thread.join(timeout=5)
+        for plan in plans:
+            if not net.switches[plan.name].alive():
+                raise NetError(f"router {plan.name} died:\n{net.switches[plan.name].log_tail()}")
+        final = {n: c.read_counters() for n, c in controllers.items()}
+        after = net.interface_counters()
+
+    flows = [flow_result(f, out) for f in topo.flows]
+    bal = balance(before, after, final, first)
+    print(render(topo, flows, samples, final, bal))
+    if not args.no_plots:
+        from ratelab_net.plots import plot_run
+
+        png = plot_run(out, flows, samples, f"{name}: queue, cwnd and RTT over time")
+        print(f"plots: {png}")
+    print(f"results: {out} (per-router counters <router>.csv, per-flow JSON, switch logs)")
+    return 0
+
+
+class UsageError(Exception):
+    pass
+
+
+_COMMANDS = {"check": cmd_check, "run": cmd_run, "clean": cmd_clean}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _COMMANDS[args.command](args)
+    except ConfigError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except (BuildError, NetError, TrafficError, SwitchError, SchemaError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, Terminated) as e:
+        print(f"{PROG}: interrupted ({e or 'Ctrl-C'}); the network was taken down", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""The Mininet network of a topology: hosts in namespaces, each router one
+`ratelab-switch` (or `simple_switch_grpc`) process, no Open vSwitch and no
+OpenFlow controller.
+
+Link emulation (docs/NET.md): the direction leaving a router is the switch
+port's drain rate, queue limit, AQM and propagation delay. The direction
+leaving a host is shaped by a tbf qdisc on the host's interface (rate and a
+packet limit); this kernel has no netem, so a host adds no delay of its own and
+the delay of its direction is added to the router's direction toward it: the
+round trip is the topology's, the one-way delay toward the router is not.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ratelab_ctl import units
+from ratelab_ctl.switch_options import switch_options
+from ratelab_sim.switch import SwitchError, SwitchProcess
+
+from ratelab_net.routers import RouterPlan, host_mac
+from ratelab_net.topology import Topology
+
+DEBIAN_MININET = "/usr/lib/python3/dist-packages"
+MTU_FRAME = 1514  # bytes of the largest Ethernet frame (no FCS), for byte limits
+
+
+class NetError(Exception):
+    """Building or running the network failed; str() is one line (plus a log tail)."""
+
+
+def import_mininet() -> Any:
+    """Debian's Mininet (python3-mininet's files); appended to sys.path, so the
+    project's own pinned packages win wherever both have a module."""
+    try:
+        import mininet.net
+    except ImportError:
+        if DEBIAN_MININET not in sys.path:
+            sys.path.append(DEBIAN_MININET)
+        try:
+            import mininet.net
+        except ImportError:
+            raise NetError("Mininet is not installed (apt-get install mininet)") from None
+    import mininet
+
+    return mininet
+
+
+def _delay_us(text: str | None) -> int:
+    return 0 if text is None else units.parse_delay_us(text)
+
+
+def link_delays(topo: Topology, plan: RouterPlan) -> dict[int, int]:
+    """Per router port, the propagation delay its switch port adds, in µs."""
+    out: dict[int, int] = {}
+    for p in plan.ports:
+        delay = _delay_us(p.out.text("delay"))
+        if p.peer in topo.hosts:
+            back = p.link.forward if p.link.a == p.peer else p.link.reverse
+            delay += _delay_us(back.text("delay"))
+        if delay:
+            out[p.port] = delay
+    return out
+
+
+@dataclass
+class HostShaping:
+    rate_bps: int | None
+    limit_packets: int
+
+
+def host_shaping(topo: Topology, host: str) -> HostShaping:
+    link, _ = topo.host_link(host)
+    out = link.forward if link.a == host else link.reverse
+    rate = out.text("rate")
+    limit = out.text("queue_limit")
+    rate_bps = units.parse_rate(rate) if rate else None
+    packets = int(limit) if limit and limit.isdigit() else 100
+    return HostShaping(rate_bps or None, packets)
+
+
+@dataclass
+class Network:
+    """A built and started network; `stop()` takes every piece down again."""
+
+    topo: Topology
+    plans: list[RouterPlan]
+    json_path: Path
+    log_dir: Path
+    target: str = "ratelab"
+    net: Any = None
+    switches: dict[str, SwitchProcess] = field(default_factory=dict)
+    host_ifaces: dict[str, str] = field(default_factory=dict)
+
+    def start(self) -> None:
+        import_mininet()
+        from mininet.link import Link
+        from mininet.net import Mininet
+        from mininet.node import Host
+
+        self._check_leftovers()
+        self.net = Mininet(
+            topo=None,
+            controller=None,
+            build=False,
+            autoSetMacs=False,
+            autoStaticArp=False,
+            waitConnected=False,
+            link=Link,
+        )
+        router_class = _router_class()
+        for host in self.topo.hosts:
+            self.net.addHost(host, cls=Host, ip=None)
+        for plan in self.plans:
+            self.net.addSwitch(plan.name, cls=router_class, dpid=f"{plan.index:x}")
+        for plan in self.plans:
+            for p in plan.ports:
+                if p.peer in self.topo.hosts:
+                    self.net.addLink(
+                        plan.name, p.peer, port1=p.port, port2=0, intfName2=f"{p.peer}-eth0"
+                    )
+                elif plan.name < p.peer:  # router-router links once, from the first name
+                    self.net.addLink(plan.name, p.peer, port1=p.port, port2=p.peer_port)
+        self.net.build()
+        for host in self.topo.hosts:
+            self._configure_host(host)
+        for plan in self.plans:
+            self._start_router(plan)
+
+    def _check_leftovers(self) -> None:
+        names = [f"{p.name}-eth{q.port}" for p in self.plans for q in p.ports]
+        shown = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True)
+        taken = [n for n in names if f" {n}:" in shown.stdout or f" {n}@" in shown.stdout]
+        if taken:
+            raise NetError(
+                f"interface {taken[0]} exists (left by an earlier run?): "
+                "remove it with `ratelab-net clean`"
+            )
+
+    def _configure_host(self, name: str) -> None:
+        host = self.net.get(name)
+        iface = f"{name}-eth0"
+        self.host_ifaces[name] = iface
+        address, gateway = self.topo.host_address(name)
+        _, router = self.topo.host_link(name)
+        plan = next(p for p in self.plans if p.name == router)
+        port = next(p for p in plan.ports if p.peer == name)
+        commands = [
+            "sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
+            "sysctl -qw net.ipv6.conf.default.disable_ipv6=1",
+            f"ip link set dev {iface} address {host_mac(self.topo, name)}",
+            f"ip addr add {address}/24 dev {iface}",
+            f"ip route add default via {gateway} dev {iface}",
+            f"ip neigh replace {gateway} lladdr {port.mac} dev {iface} nud permanent",
+            f"ethtool -K {iface} rx off tx off sg off tso off gso off gro off",
+        ]
+        shaping = host_shaping(self.topo, name)
+        if shaping.rate_bps:
+            burst = max(2 * MTU_FRAME, shaping.rate_bps // 8 // 250)  # one 4 ms tick of data
+            limit = shaping.limit_packets * MTU_FRAME
+            commands.append(
+                f"tc qdisc replace dev {iface} root tbf rate {shaping.rate_bps}bit "
+                f"burst {burst} limit {limit}"
+            )
+        for cmd in commands:
+            out = host.cmd(cmd + " >/dev/null 2>&1; echo rc=$?").strip()
+            if not out.endswith("rc=0"):
+                raise NetError(f"host {name}: `{cmd}` failed")
+        router_iface = f"{router}-eth{port.port}"
+        _root(f"ethtool -K {router_iface} rx off tx off sg off tso off gso off gro off")
+        _root(f"sysctl -qw net.ipv6.conf.{router_iface}.disable_ipv6=1", check=False)
+
+    def _start_router(self, plan: RouterPlan) -> None:
+        ifaces = {p.port: f"{plan.name}-eth{p.port}" for p in plan.ports}
+        for p in plan.ports:
+            if p.peer not in self.topo.hosts:
+                _root(f"ethtool -K {ifaces[p.port]} rx off tx off sg off tso off gso off gro off")
+                _root(f"sysctl -qw net.ipv6.conf.{ifaces[p.port]}.disable_ipv6=1", check=False)
+        extra = list(switch_options(plan.config.router))
+        for port, delay in sorted(link_delays(self.topo, plan).items()):
+            extra += ["--link-delay", f"{port}={delay}us"]
+        proc = SwitchProcess(
+            self.json_path,
+            ifaces,
+            self.log_dir / f"{plan.name}.log",
+            target=self.target,
+            extra_args=extra if self.target == "ratelab" else [],
+        )
+        try:
+            proc.start()
+        except SwitchError as e:
+            raise NetError(f"router {plan.name}: {e}") from None
+        self.switches[plan.name] = proc
+
+    def host(self, name: str) -> Any:
+        return self.net.get(name)
+
+    def interface_counters(self) -> dict[str, tuple[int, int]]:
+        """(tx_packets, rx_packets) of every host's interface."""
+        out = {}
+        for name, iface in self.host_ifaces.items():
+            text = self.host(name).cmd(
+                f"cat /sys/class/net/{iface}/statistics/tx_packets "
+                f"/sys/class/net/{iface}/statistics/rx_packets"
+            )
+            tx, rx = (int(v) for v in text.split()[:2])
+            out[name] = (tx, rx)
+        return out
+
+    def stop(self) -> None:
+        for proc in self.switches.values():
+            proc.stop()
+        self.switches.clear()
+        if self.net is not None:
+            net, self.net = self.net, None
+            net.stop()
+
+
+def _router_class() -> type:
+    """A Mininet switch for which Mininet only creates the interfaces (in the root
+    namespace); `Network` starts and stops the router process itself."""
+    from mininet.node import Switch
+
+    class RouterSwitch(Switch):  # type: ignore[misc]  # Mininet has no type hints
+        def start(self, controllers: list[Any]) -> None:
+            pass
+
+    return RouterSwitch
+
+
+def _root(cmd: str, check: bool = True) -> None:
+    proc = subprocess.run(cmd.split(), capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise NetError(f"`{cmd}` failed: {(proc.stderr or proc.stdout).strip()}")

@@ -1,0 +1,203 @@
+"""What a `ratelab-net` run found: per-flow results from the hosts, per-port
+counters from the routers, the packet balance, and the printed report.
+
+Pure functions of the files and snapshots a run leaves, testable without a
+network.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ratelab_ctl.counters import CounterSnapshot
+from ratelab_model.counters import PortCounters
+
+from ratelab_net.topology import Flow, Topology
+
+_PING_LINE = re.compile(r"^\[(?P<t>[0-9.]+)\].*icmp_seq=(?P<seq>\d+).*time=(?P<rtt>[0-9.]+) ms")
+DROP_CAUSES = (
+    "queue_full",
+    "red_early",
+    "red_forced",
+    "no_route",
+    "ttl_expired",
+    "bad_checksum",
+    "not_ipv4",
+    "malformed",
+)
+Q16 = 1 << 16
+
+
+@dataclass
+class FlowResult:
+    flow: Flow
+    goodput_bps: float | None = None
+    rtt_ms: list[tuple[float, float]] = field(default_factory=list)  # (t_s, ms)
+    cwnd: list[tuple[float, int]] = field(default_factory=list)  # (t_s, segments)
+    ssthresh_changes: int | None = None
+    retransmissions: int | None = None
+    sent: int | None = None  # packets (ping, udp) or segments
+    received: int | None = None
+    note: str = ""
+
+
+def parse_ping(text: str) -> tuple[list[tuple[float, float]], int, int]:
+    """(t_s from the first reply, rtt ms) per reply, packets sent, replies received."""
+    samples = []
+    for line in text.splitlines():
+        m = _PING_LINE.match(line.strip())
+        if m:
+            samples.append((float(m["t"]), float(m["rtt"])))
+    sent = received = 0
+    m = re.search(r"(\d+) packets transmitted, (\d+) received", text)
+    if m:
+        sent, received = int(m[1]), int(m[2])
+    t0 = samples[0][0] if samples else 0.0
+    return [(t - t0, r) for t, r in samples], sent, received
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def flow_result(flow: Flow, out: Path) -> FlowResult:
+    r = FlowResult(flow)
+    if flow.transport == "ping":
+        try:
+            text = (out / f"{flow.name}.ping.txt").read_text()
+        except OSError:
+            r.note = "no ping output"
+            return r
+        r.rtt_ms, r.sent, r.received = parse_ping(text)
+        return r
+    data = _load(out / f"{flow.name}.json")
+    if data is None or not data.get("flows"):
+        r.note = "no results (the sender failed to write them)"
+        return r
+    f = data["flows"][0]
+    r.retransmissions = f.get("retransmissions")
+    if flow.transport == "tcp":
+        r.goodput_bps = f.get("goodput_bps")
+        t0 = None
+        for s in f.get("samples", []):
+            t0 = s["t_s"] if t0 is None else t0
+            if s.get("rtt_us"):
+                r.rtt_ms.append((s["t_s"], s["rtt_us"] / 1000))
+            if s.get("snd_cwnd") is not None:
+                r.cwnd.append((s["t_s"], s["snd_cwnd"]))
+        r.ssthresh_changes = f.get("ssthresh_changes")
+    elif flow.transport == "rbcc":
+        r.goodput_bps = f.get("goodput_bps")
+        r.sent, r.received = f.get("segments"), f.get("segments_acked")
+        if f.get("srtt_us"):
+            r.note = f"srtt {f['srtt_us'] / 1000:.1f} ms, rate {f.get('rate')} B/s at the end"
+    else:  # udp
+        r.sent = f.get("packets_sent")
+        sink = _load(out / f"{flow.name}.sink.json")
+        flows = (sink or {}).get("flows") or []
+        r.received = sum(x.get("packets_received", 0) for x in flows)
+        r.goodput_bps = sum(x.get("throughput_bps", 0) for x in flows)
+    if flow.transport == "tcp" and f.get("error"):
+        r.note = str(f["error"])
+    return r
+
+
+@dataclass(frozen=True)
+class Balance:
+    """Every packet a host put on its link arrived at a host or was dropped by a router
+    for a counted cause (the network is drained at the end)."""
+
+    host_tx: int
+    host_rx: int
+    router_drops: int
+
+    @property
+    def unaccounted(self) -> int:
+        return self.host_tx - self.host_rx - self.router_drops
+
+
+def balance(
+    before: dict[str, tuple[int, int]],
+    after: dict[str, tuple[int, int]],
+    routers: dict[str, CounterSnapshot],
+    routers_before: dict[str, CounterSnapshot],
+) -> Balance:
+    tx = sum(after[h][0] - before[h][0] for h in after)
+    rx = sum(after[h][1] - before[h][1] for h in after)
+    drops = 0
+    for name, snap in routers.items():
+        base = routers_before[name].ports
+        for port, pc in snap.ports.items():
+            old = base.get(port, PortCounters())
+            drops += sum(getattr(pc, f"drop_{c}") - getattr(old, f"drop_{c}") for c in DROP_CAUSES)
+    return Balance(tx, rx, drops)
+
+
+def _rate(bps: float | None) -> str:
+    if bps is None:
+        return "-"
+    return f"{bps / 1e6:.2f} Mbit/s" if bps >= 1e6 else f"{bps / 1e3:.1f} kbit/s"
+
+
+def _rtt(samples: list[tuple[float, float]]) -> str:
+    if not samples:
+        return "-"
+    values = sorted(v for _, v in samples)
+    mean = sum(values) / len(values)
+    return f"{values[0]:.1f}/{mean:.1f}/{values[-1]:.1f} ms"
+
+
+def render(
+    topo: Topology,
+    flows: list[FlowResult],
+    samples: dict[str, list[CounterSnapshot]],
+    final: dict[str, CounterSnapshot],
+    bal: Balance,
+) -> str:
+    lines = [f"== ratelab-net: {topo.filename}, {topo.duration_s:g} s ==", ""]
+    lines.append(
+        f"{'flow':<10} {'kind':<11} {'route':<18} {'goodput':>13} {'rtt min/mean/max':>22} "
+        f"{'retx':>5}  notes"
+    )
+    for r in flows:
+        f = r.flow
+        kind = f"tcp {f.cc}" if f.transport == "tcp" else f.transport
+        route = f"{f.src}->{f.dst}"
+        notes = []
+        if r.sent is not None and r.received is not None:
+            notes.append(f"{r.received}/{r.sent} received")
+        if r.ssthresh_changes is not None:
+            notes.append(f"{r.ssthresh_changes} ssthresh changes")
+        if r.note:
+            notes.append(r.note)
+        retx = "-" if r.retransmissions is None else str(r.retransmissions)
+        lines.append(
+            f"{f.name:<10} {kind:<11} {route:<18} {_rate(r.goodput_bps):>13} "
+            f"{_rtt(r.rtt_ms):>22} {retx:>5}  {', '.join(notes)}"
+        )
+    lines += ["", f"{'router port':<12} {'in':>8} {'out':>8} {'queue mean/max':>15}  drops"]
+    for router, snap in final.items():
+        for port, pc in snap.ports.items():
+            q = [s.ports[port].last_q for s in samples.get(router, []) if port in s.ports]
+            queue = f"{sum(q) / len(q):.1f}/{max(q)}" if q and snap.gauges else "-"
+            drops = ", ".join(
+                f"{c} {getattr(pc, f'drop_{c}')}" for c in DROP_CAUSES if getattr(pc, f"drop_{c}")
+            )
+            lines.append(
+                f"{router + '.' + str(port):<12} {pc.packets_in:>8} {pc.packets_out:>8} "
+                f"{queue:>15}  {drops or 'none'}"
+            )
+    verdict = "conserved" if bal.unaccounted == 0 else f"{bal.unaccounted} unaccounted"
+    lines += [
+        "",
+        f"packets: hosts sent {bal.host_tx}, hosts received {bal.host_rx}, routers dropped "
+        f"{bal.router_drops}: {verdict}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,406 @@
+"""The topology file of `ratelab-net` (docs/NET.md): routers, hosts, links with
+per-direction rate, delay, queue limit and AQM, and the flows to run.
+
+Read with `yaml.compose` so that every problem is reported as
+`file:line:col: error: path: what was expected` (ratelab_ctl's ConfigError),
+before anything is built. The router settings a link carries (rate, delay,
+queue_limit, utilisation, aqm) are kept as the file's own YAML nodes and
+validated later by the controller's loader (routers.py), so their errors point
+into this file too.
+"""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from ratelab_ctl import units
+from ratelab_ctl.configfile import ConfigError, Location
+
+TRANSPORTS = ("tcp", "udp", "rbcc", "ping")
+PATTERNS = ("bulk", "onoff", "stream")
+_TOP_KEYS = ("duration", "poll_interval", "routers", "hosts", "links", "flows")
+_ROUTER_KEYS = ("router_id", "rbcc")
+_DIRECTION_KEYS = ("rate", "delay", "queue_limit", "utilisation", "aqm")
+_LINK_KEYS = ("ends", *_DIRECTION_KEYS, "forward", "reverse")
+_FLOW_KEYS = (
+    "name",
+    "from",
+    "to",
+    "transport",
+    "cc",
+    "pattern",
+    "rate",
+    "on",
+    "off",
+    "size",
+    "interval",
+    "start",
+    "stop",
+)
+OVERRIDE = "<command line>"
+HOST_NET = ipaddress.IPv4Network("10.0.0.0/16")  # host i: 10.0.i.1/24, its gateway 10.0.i.254
+MAX_HOSTS = 250
+MAX_ROUTER_PORTS = 63  # router.p4's MAX_PORTS is 64: ports 1..63
+
+
+def _loc(node: yaml.Node) -> Location:
+    m = node.start_mark
+    return Location(m.name, m.line + 1, m.column + 1)
+
+
+def _err(node: yaml.Node, path: str, message: str) -> ConfigError:
+    return ConfigError(_loc(node), path, message)
+
+
+@dataclass
+class Direction:
+    """Settings of one direction of a link, as the file's nodes (None: not given)."""
+
+    nodes: dict[str, yaml.Node] = field(default_factory=dict)
+
+    def text(self, key: str) -> str | None:
+        node = self.nodes.get(key)
+        return None if node is None else str(node.value)
+
+
+@dataclass
+class Link:
+    a: str
+    b: str
+    forward: Direction  # a -> b
+    reverse: Direction  # b -> a
+    node: yaml.Node
+
+
+@dataclass
+class Flow:
+    name: str
+    src: str
+    dst: str
+    transport: str
+    cc: str | None
+    pattern: str
+    rate_bps: int | None
+    on_s: float | None
+    off_s: float | None
+    size: int
+    interval_s: float
+    start_s: float
+    stop_s: float
+    node: yaml.Node
+
+
+@dataclass
+class Topology:
+    filename: str
+    duration_s: float
+    poll_interval_s: float
+    routers: dict[str, dict[str, yaml.Node]]  # name -> its settings' nodes
+    hosts: list[str]
+    links: list[Link]
+    flows: list[Flow]
+    node: yaml.Node
+    host_nodes: dict[str, yaml.Node] = field(default_factory=dict)
+
+    def host_link(self, host: str) -> tuple[Link, str]:
+        """The host's one link and the router at its other end."""
+        for link in self.links:
+            if host in (link.a, link.b):
+                return link, link.b if link.a == host else link.a
+        raise KeyError(host)
+
+    def host_address(self, host: str) -> tuple[str, str]:
+        """(address, gateway) of a host."""
+        i = self.hosts.index(host) + 1
+        return f"10.0.{i}.1", f"10.0.{i}.254"
+
+
+class _Reader:
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+
+    def mapping(self, node: yaml.Node, path: str, what: str) -> list[tuple[str, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise _err(node, path, f"expected {what}")
+        out: list[tuple[str, yaml.Node]] = []
+        seen: set[str] = set()
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode):
+                raise _err(k, path, "expected a plain key")
+            if k.value in seen:
+                raise _err(k, f"{path}.{k.value}".lstrip("."), "duplicate key")
+            seen.add(k.value)
+            out.append((k.value, v))
+        return out
+
+    def fields(
+        self, node: yaml.Node, path: str, what: str, allowed: tuple[str, ...]
+    ) -> dict[str, yaml.Node]:
+        out = {}
+        for key, value in self.mapping(node, path, what):
+            if key not in allowed:
+                raise _err(
+                    value,
+                    f"{path}.{key}".lstrip("."),
+                    "unknown key; expected one of: " + ", ".join(allowed),
+                )
+            out[key] = value
+        return out
+
+    def scalar(self, node: yaml.Node, path: str, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode):
+            raise _err(node, path, f"expected {what}")
+        return str(node.value)
+
+    def seconds(self, node: yaml.Node, path: str, allow_zero: bool = True) -> float:
+        text = self.scalar(node, path, "a duration like 10s or 200ms")
+        try:
+            value = units.parse_delay_us(text) / 1e6
+        except ValueError:
+            raise _err(node, path, f"expected a duration like 10s or 200ms, got {text!r}") from None
+        if value < 0 or (value == 0 and not allow_zero):
+            raise _err(node, path, "expected a duration above 0")
+        return value
+
+    def rate(self, node: yaml.Node, path: str) -> int:
+        text = self.scalar(node, path, "a rate like 10mbit")
+        try:
+            value = units.parse_rate(text)
+        except ValueError as e:
+            raise _err(node, path, str(e)) from None
+        if value <= 0:
+            raise _err(node, path, "expected a rate above 0")
+        return value
+
+    def name(self, node: yaml.Node, path: str) -> str:
+        text = self.scalar(node, path, "a name")
+        if not text.replace("_", "").replace("-", "").isalnum() or len(text) > 10:
+            raise _err(node, path, "expected a name of letters, digits, - and _ (10 at most)")
+        return text
+
+
+def _direction(reader: _Reader, nodes: dict[str, yaml.Node], path: str) -> Direction:
+    return Direction({k: v for k, v in nodes.items() if k in _DIRECTION_KEYS})
+
+
+def load_topology(path: str | Path, overrides: list[str] | None = None) -> Topology:
+    filename = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(Location(filename, 1, 1), "", f"cannot read: {e.strerror}") from None
+    return parse_topology(text, filename, overrides)
+
+
+def _compose(text: str, filename: str) -> yaml.Node | None:
+    stream = io.StringIO(text)
+    stream.name = filename  # type: ignore[misc]  # PyYAML names its marks after the stream
+    try:
+        return yaml.compose(stream, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = Location(filename, mark.line + 1, mark.column + 1) if mark else None
+        raise ConfigError(
+            where or Location(filename, 1, 1), "", f"invalid YAML: {e.problem}"
+        ) from None
+
+
+_PATH = re.compile(r"^[A-Za-z_][\w-]*(\[\d+\])*(\.[A-Za-z_][\w-]*(\[\d+\])*)*$")
+_SEGMENT = re.compile(r"([A-Za-z_][\w-]*)|\[(\d+)\]")
+
+
+def apply_override(root: yaml.Node, assignment: str) -> None:
+    """`links[1].queue_limit=200`: replace (or add) the value at a path of keys and
+    list indexes; the value is YAML. Errors name the assignment."""
+    where = Location(OVERRIDE, 1, 1)
+    key, sep, value = assignment.partition("=")
+    key = key.strip()
+    if not sep or not _PATH.match(key):
+        raise ConfigError(where, key, "expected PATH=VALUE, e.g. links[1].queue_limit=200")
+    new = _compose(value, OVERRIDE)
+    if new is None:
+        raise ConfigError(where, key, "expected a value after =")
+    parts = _SEGMENT.findall(key)
+    node = root
+    for n, (name, index) in enumerate(parts):
+        last = n == len(parts) - 1
+        if index:
+            if not isinstance(node, yaml.SequenceNode) or int(index) >= len(node.value):
+                raise ConfigError(where, key, f"no list item [{index}] there")
+            if last:
+                node.value[int(index)] = new
+            node = node.value[int(index)]
+            continue
+        if not isinstance(node, yaml.MappingNode):
+            raise ConfigError(where, key, f"{name!r}: not inside a mapping")
+        for i, (k, v) in enumerate(node.value):
+            if k.value == name:
+                if last:
+                    node.value[i] = (k, new)
+                node = v
+                break
+        else:
+            if not last:
+                raise ConfigError(where, key, f"no key {name!r} there")
+            k = yaml.ScalarNode("tag:yaml.org,2002:str", name, new.start_mark, new.end_mark)
+            node.value.append((k, new))
+
+
+def parse_topology(text: str, filename: str, overrides: list[str] | None = None) -> Topology:
+    root = _compose(text, filename)
+    if root is None:
+        raise ConfigError(Location(filename, 1, 1), "", "empty file: expected a mapping")
+    for assignment in overrides or []:
+        apply_override(root, assignment)
+    r = _Reader(filename)
+    top = r.fields(root, "", "a mapping (routers, hosts, links, flows)", _TOP_KEYS)
+    for key in ("routers", "hosts", "links", "flows"):
+        if key not in top:
+            raise _err(root, key, "missing")
+    duration = r.seconds(top["duration"], "duration", False) if "duration" in top else 10.0
+    poll = (
+        r.seconds(top["poll_interval"], "poll_interval", False) if "poll_interval" in top else 0.1
+    )
+
+    routers: dict[str, dict[str, yaml.Node]] = {}
+    for name, node in r.mapping(top["routers"], "routers", "a mapping of router names"):
+        r.name(_key_node(top["routers"], name), f"routers.{name}")
+        settings = (
+            {} if _is_null(node) else r.fields(node, f"routers.{name}", "a mapping", _ROUTER_KEYS)
+        )
+        routers[name] = settings
+    if not routers:
+        raise _err(top["routers"], "routers", "expected at least one router")
+
+    hosts: list[str] = []
+    host_nodes: dict[str, yaml.Node] = {}
+    if isinstance(top["hosts"], yaml.SequenceNode):
+        for i, item in enumerate(top["hosts"].value):
+            name = r.name(item, f"hosts[{i}]")
+            if name in hosts or name in routers:
+                raise _err(item, f"hosts[{i}]", f"{name!r} is already a router or host")
+            hosts.append(name)
+            host_nodes[name] = item
+    else:
+        raise _err(top["hosts"], "hosts", "expected a list of host names")
+    if len(hosts) > MAX_HOSTS:
+        raise _err(top["hosts"], "hosts", f"at most {MAX_HOSTS} hosts")
+
+    links: list[Link] = []
+    if not isinstance(top["links"], yaml.SequenceNode):
+        raise _err(top["links"], "links", "expected a list of links")
+    for i, item in enumerate(top["links"].value):
+        path = f"links[{i}]"
+        f = r.fields(item, path, "a link mapping (ends, rate, delay, ...)", _LINK_KEYS)
+        if "ends" not in f:
+            raise _err(item, f"{path}.ends", "missing: the two nodes it joins, [a, b]")
+        ends = f["ends"]
+        if not isinstance(ends, yaml.SequenceNode) or len(ends.value) != 2:
+            raise _err(ends, f"{path}.ends", "expected two node names, [a, b]")
+        a, b = (r.scalar(n, f"{path}.ends", "a node name") for n in ends.value)
+        for end, node in zip((a, b), ends.value, strict=True):
+            if end not in routers and end not in hosts:
+                raise _err(node, f"{path}.ends", f"{end!r} is neither a router nor a host")
+        if a == b:
+            raise _err(ends, f"{path}.ends", "a link joins two different nodes")
+        if a in hosts and b in hosts:
+            raise _err(ends, f"{path}.ends", "hosts connect to routers, not to each other")
+        both = _direction(r, f, path)
+        forward, reverse = Direction(dict(both.nodes)), Direction(dict(both.nodes))
+        for key, target in (("forward", forward), ("reverse", reverse)):
+            if key in f:
+                extra = r.fields(f[key], f"{path}.{key}", "a mapping", _DIRECTION_KEYS)
+                target.nodes.update(extra)
+        links.append(Link(a, b, forward, reverse, item))
+    for host in hosts:
+        mine = [lk for lk in links if host in (lk.a, lk.b)]
+        if len(mine) != 1:
+            raise _err(
+                host_nodes[host], "hosts", f"host {host!r} needs exactly one link, has {len(mine)}"
+            )
+    for router in routers:
+        ports = [lk for lk in links if router in (lk.a, lk.b)]
+        if len(ports) > MAX_ROUTER_PORTS:
+            raise _err(top["routers"], f"routers.{router}", f"at most {MAX_ROUTER_PORTS} links")
+
+    flows: list[Flow] = []
+    if not isinstance(top["flows"], yaml.SequenceNode):
+        raise _err(top["flows"], "flows", "expected a list of flows")
+    for i, item in enumerate(top["flows"].value):
+        flows.append(_flow(r, item, f"flows[{i}]", hosts, duration, {f.name for f in flows}))
+
+    return Topology(filename, duration, poll, routers, hosts, links, flows, root, host_nodes)
+
+
+def _key_node(mapping: yaml.Node, key: str) -> yaml.Node:
+    for k, _ in mapping.value:
+        if k.value == key:
+            return k
+    return mapping
+
+
+def _is_null(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null")
+
+
+def _flow(
+    r: _Reader, item: yaml.Node, path: str, hosts: list[str], duration: float, taken: set[str]
+) -> Flow:
+    f = r.fields(item, path, "a flow mapping (from, to, transport, ...)", _FLOW_KEYS)
+    for key in ("from", "to", "transport"):
+        if key not in f:
+            raise _err(item, f"{path}.{key}", "missing")
+    src = r.scalar(f["from"], f"{path}.from", "a host name")
+    dst = r.scalar(f["to"], f"{path}.to", "a host name")
+    for key, value in (("from", src), ("to", dst)):
+        if value not in hosts:
+            raise _err(f[key], f"{path}.{key}", f"{value!r} is not a host")
+    if src == dst:
+        raise _err(f["to"], f"{path}.to", "a flow goes to another host")
+    transport = r.scalar(f["transport"], f"{path}.transport", "a transport")
+    if transport not in TRANSPORTS:
+        raise _err(f["transport"], f"{path}.transport", "expected one of " + ", ".join(TRANSPORTS))
+    name = r.name(f["name"], f"{path}.name") if "name" in f else f"f{len(taken) + 1}"
+    if name in taken:
+        raise _err(f.get("name", item), f"{path}.name", f"flow name {name!r} is taken")
+    cc = None
+    if transport == "tcp":
+        cc = r.scalar(f["cc"], f"{path}.cc", "a congestion control") if "cc" in f else "cubic"
+    elif "cc" in f:
+        raise _err(f["cc"], f"{path}.cc", "only tcp flows have a congestion control")
+    pattern = r.scalar(f["pattern"], f"{path}.pattern", "a pattern") if "pattern" in f else "bulk"
+    if pattern not in PATTERNS:
+        raise _err(f["pattern"], f"{path}.pattern", "expected one of " + ", ".join(PATTERNS))
+    rate = r.rate(f["rate"], f"{path}.rate") if "rate" in f else None
+    if transport in ("udp", "rbcc") and rate is None:
+        raise _err(item, f"{path}.rate", f"a {transport} flow needs a rate")
+    if pattern == "stream" and rate is None:
+        raise _err(item, f"{path}.rate", "a stream is limited to a rate: give one")
+    on = r.seconds(f["on"], f"{path}.on", False) if "on" in f else None
+    off = r.seconds(f["off"], f"{path}.off", False) if "off" in f else None
+    if pattern == "onoff" and (on is None or off is None):
+        raise _err(item, f"{path}.on", "an onoff flow needs both on and off")
+    if pattern != "onoff" and (on is not None or off is not None):
+        raise _err(f.get("on", f.get("off", item)), f"{path}.on", "on/off need pattern: onoff")
+    if transport in ("rbcc", "ping") and pattern != "bulk":
+        raise _err(f["pattern"], f"{path}.pattern", f"{transport} flows have no pattern")
+    size = 1000
+    if "size" in f:
+        text = r.scalar(f["size"], f"{path}.size", "an IPv4 packet size in bytes")
+        if not text.isdigit() or not 100 <= int(text) <= 1500:
+            raise _err(f["size"], f"{path}.size", "expected an IPv4 packet size 100..1500")
+        size = int(text)
+    interval = r.seconds(f["interval"], f"{path}.interval", False) if "interval" in f else 0.1
+    start = r.seconds(f["start"], f"{path}.start") if "start" in f else 0.0
+    stop = r.seconds(f["stop"], f"{path}.stop") if "stop" in f else duration
+    if not start < stop <= duration:
+        raise _err(f.get("stop", item), f"{path}.stop", f"expected start < stop <= {duration:g} s")
+    taken.add(name)
+    return Flow(
+        name, src, dst, transport, cc, pattern, rate, on, off, size, interval, start, stop, item
+    )

@@ -1,0 +1,206 @@
+"""The flows of a topology as host commands, started and stopped on time.
+
+Receivers (rbcc-recv per destination host, one tcp-sink / udp-sink per flow)
+start first and are waited for ("listening on" on stderr); senders start at
+their flow's start time and run until its stop time. Pings use iputils'
+`ping -D` and are parsed by results.py. Every command writes its JSON (or ping
+output) into the run's folder, named after the flow.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ratelab_net.topology import Flow, Topology
+
+SINK_LINGER_S = 10.0  # receivers outlive the last flow: retransmissions, FINs
+UDP_BASE_PORT = 5000
+TCP_BASE_PORT = 6000
+
+
+class TrafficError(Exception):
+    """A traffic command failed to start or finish; one line."""
+
+
+@dataclass
+class Command:
+    host: str
+    args: list[str]
+    label: str
+    start_s: float = 0.0
+    waits_ready: bool = False  # a receiver: wait for its "listening on" line
+    ping_out: Path | None = None
+
+
+def hosts_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ratelab_hosts", *args]
+
+
+def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Command]]:
+    """(receivers, senders) for every flow."""
+    receivers: list[Command] = []
+    senders: list[Command] = []
+    total = topo.duration_s + SINK_LINGER_S
+    rbcc_to: dict[str, list[Flow]] = {}
+    for i, flow in enumerate(topo.flows):
+        dst, _ = topo.host_address(flow.dst)
+        run_s = f"{flow.stop_s - flow.start_s:g}"
+        if flow.transport == "rbcc":
+            rbcc_to.setdefault(flow.dst, []).append(flow)
+            senders.append(
+                Command(
+                    flow.src,
+                    hosts_command(
+                        *("rbcc-send", "--dst", dst, "--rate", f"{flow.rate_bps}bit"),
+                        *("--size", str(flow.size), "--duration", run_s),
+                        *("--flow-id", str(1000 + i), "--json-out", str(out / f"{flow.name}.json")),
+                    ),
+                    flow.name,
+                    flow.start_s,
+                )
+            )
+        elif flow.transport == "udp":
+            port = UDP_BASE_PORT + i
+            receivers.append(
+                Command(
+                    flow.dst,
+                    hosts_command(
+                        *("udp-sink", "--listen", f"{dst}:{port}", "--duration", f"{total:g}"),
+                        *("--json-out", str(out / f"{flow.name}.sink.json")),
+                    ),
+                    f"{flow.name} sink",
+                    waits_ready=True,
+                )
+            )
+            pattern = ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"] if flow.on_s else []
+            senders.append(
+                Command(
+                    flow.src,
+                    hosts_command(
+                        *("udp-send", "--dst", f"{dst}:{port}", "--rate", f"{flow.rate_bps}bit"),
+                        *("--size", str(flow.size), "--duration", run_s, *pattern),
+                        *("--flow-id", str(2000 + i), "--json-out", str(out / f"{flow.name}.json")),
+                    ),
+                    flow.name,
+                    flow.start_s,
+                )
+            )
+        elif flow.transport == "tcp":
+            port = TCP_BASE_PORT + i
+            receivers.append(
+                Command(
+                    flow.dst,
+                    hosts_command(
+                        *("tcp-sink", "--listen", f"{dst}:{port}", "--duration", f"{total:g}"),
+                        *("--json-out", str(out / f"{flow.name}.sink.json")),
+                    ),
+                    f"{flow.name} sink",
+                    waits_ready=True,
+                )
+            )
+            extra = ["--pattern", flow.pattern]
+            if flow.pattern == "onoff":
+                extra += ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"]
+            if flow.pattern == "stream":
+                extra += ["--rate", f"{flow.rate_bps}bit"]
+            senders.append(
+                Command(
+                    flow.src,
+                    hosts_command(
+                        *("tcp-send", "--dst", f"{dst}:{port}", "--cc", str(flow.cc)),
+                        *("--duration", run_s, *extra, "--sample-interval", "0.05"),
+                        *("--flow-id", str(3000 + i), "--json-out", str(out / f"{flow.name}.json")),
+                    ),
+                    flow.name,
+                    flow.start_s,
+                )
+            )
+        else:  # ping
+            count = max(1, round((flow.stop_s - flow.start_s) / flow.interval_s))
+            senders.append(
+                Command(
+                    flow.src,
+                    ["ping", "-D", "-n", "-i", f"{flow.interval_s:g}", "-c", str(count), dst],
+                    flow.name,
+                    flow.start_s,
+                    ping_out=out / f"{flow.name}.ping.txt",
+                )
+            )
+    for dst in rbcc_to:
+        address, _ = topo.host_address(dst)
+        receivers.append(
+            Command(
+                dst,
+                hosts_command(
+                    *("rbcc-recv", "--listen", address, "--duration", f"{total:g}"),
+                    *("--json-out", str(out / f"rbcc-recv-{dst}.json")),
+                ),
+                f"rbcc receiver on {dst}",
+                waits_ready=True,
+            )
+        )
+    return receivers, senders
+
+
+class TrafficRun:
+    """Runs the commands through `popen(host, args)` (a Mininet host's popen)."""
+
+    def __init__(self, popen: Callable[[str, list[str]], subprocess.Popen[Any]]) -> None:
+        self.popen = popen
+        self.procs: list[tuple[Command, subprocess.Popen[Any]]] = []
+        self._stop = threading.Event()
+
+    def start_receivers(self, receivers: list[Command]) -> None:
+        for cmd in receivers:
+            proc = self.popen(cmd.host, cmd.args)
+            self.procs.append((cmd, proc))
+            if cmd.waits_ready:
+                line = proc.stderr.readline() if proc.stderr else ""
+                if "listening on" not in line:
+                    rest = proc.stderr.read() if proc.stderr else ""
+                    raise TrafficError(f"{cmd.label} did not start: {(line + rest).strip()}")
+
+    def run_senders(self, senders: list[Command], on_progress: Callable[[str], None]) -> None:
+        """Start each sender at its time and wait for all of them."""
+        t0 = time.monotonic()
+        running: list[tuple[Command, subprocess.Popen[Any]]] = []
+        for cmd in sorted(senders, key=lambda c: c.start_s):
+            wait = t0 + cmd.start_s - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return
+            proc = self.popen(cmd.host, cmd.args)
+            self.procs.append((cmd, proc))
+            running.append((cmd, proc))
+            on_progress(f"{time.monotonic() - t0:5.1f} s: started {cmd.label} on {cmd.host}")
+        for cmd, proc in running:
+            out, err = proc.communicate()
+            if cmd.ping_out is not None:
+                cmd.ping_out.write_text(out if isinstance(out, str) else out.decode())
+            elif proc.returncode not in (0, 1):
+                text = err if isinstance(err, str) else (err or b"").decode()
+                raise TrafficError(f"{cmd.label} failed (status {proc.returncode}): {text.strip()}")
+
+    def stop_receivers(self) -> None:
+        """Receivers have --duration; interrupting them makes them write their JSON now."""
+        for cmd, proc in self.procs:
+            if proc.poll() is None and not cmd.ping_out:
+                proc.send_signal(2)  # SIGINT: a clean end with results
+        for _, proc in self.procs:
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+
+    def kill_all(self) -> None:
+        self._stop.set()
+        for _, proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
