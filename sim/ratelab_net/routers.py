@@ -12,6 +12,7 @@ the topology file.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
 
@@ -33,6 +34,7 @@ class RouterPort:
     peer_port: int | None  # the peer router's port; None for a host
     out: Direction  # settings of the direction leaving this port
     link: Link
+    link_index: int  # its place in the file's `links`
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,7 @@ def router_ports(topo: Topology) -> dict[str, list[RouterPort]]:
                     peer_port=numbers.get((peer, li)),
                     out=out,
                     link=link,
+                    link_index=li,
                 )
             )
     return ports
@@ -119,6 +122,16 @@ def _port_node(p: RouterPort) -> yaml.MappingNode:
     return _mapping(items, p.link.node)
 
 
+def _topology_path(router: str, ports: list[RouterPort], path: str) -> str:
+    """The controller's field path (`ports.2.rate`) as the topology file's."""
+    m = re.match(r"^ports\.(\d+)(.*)$", path)
+    if m:
+        for p in ports:
+            if p.port == int(m[1]):
+                return f"links[{p.link_index}] ({router} -> {p.peer}){m[2]}"
+    return f"routers.{router}.{path}"
+
+
 def plan_routers(topo: Topology) -> list[RouterPlan]:
     ports = router_ports(topo)
     routes_to = {host: _next_ports(topo, ports, topo.host_link(host)[1]) for host in topo.hosts}
@@ -163,6 +176,8 @@ def plan_routers(topo: Topology) -> list[RouterPlan]:
         try:
             config = load_config_node(_mapping(top, at), topo.filename)
         except ConfigError as e:
-            raise ConfigError(e.location, f"router {name}: {e.path}", e.message) from None
+            raise ConfigError(
+                e.location, _topology_path(name, ports[name], e.path), e.message
+            ) from None
         plans.append(RouterPlan(name, i, router_id, tuple(ports[name]), config))
     return plans
