@@ -29,9 +29,9 @@ from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
 from ratelab_sim.signals import Terminated, terminate_as_exception
 
 from ratelab_net.network import NetError, Network, import_mininet, link_delays
-from ratelab_net.results import balance, flow_result, render
+from ratelab_net.results import balance, flow_result, render, summarize
 from ratelab_net.routers import RouterPlan, plan_routers
-from ratelab_net.topology import Topology, load_topology
+from ratelab_net.topology import Topology, load_variants
 from ratelab_net.traffic import TrafficError, TrafficRun, plan_commands
 
 PROG = "ratelab-net"
@@ -49,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="validate a topology file and print the routers' plans")
     c.add_argument("topology")
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
+    c.add_argument("--variant", help="check only this variant of the file's `variants`")
     c = sub.add_parser("run", help="build the network, run the flows, report, tear down")
     c.add_argument("topology")
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
@@ -61,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--p4c", help="compiler with p4c's command line (default ratelab-p4c)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    c.add_argument("--variant", help="run only this variant of the file's `variants`")
     sub.add_parser("clean", help="remove interfaces and processes a killed run left behind")
     return ap
 
@@ -85,14 +87,26 @@ def _describe(topo: Topology, plans: list[RouterPlan]) -> list[str]:
     return lines
 
 
+def _load(args: argparse.Namespace) -> list[tuple[str | None, Topology, list[RouterPlan]]]:
+    """Every variant to run, each validated whole before anything starts."""
+    return [
+        (variant, topo, plan_routers(topo))
+        for variant, topo in load_variants(args.topology, args.set, args.variant)
+    ]
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    topo = load_topology(args.topology, args.set)
-    plans = plan_routers(topo)
-    for line in _describe(topo, plans):
-        print(line)
+    runs = _load(args)
+    for variant, topo, plans in runs:
+        if variant is not None:
+            print(f"-- variant {variant}")
+        for line in _describe(topo, plans):
+            print(line)
+    _, topo, plans = runs[0]
+    variants = f", {len(runs)} variants" if runs[0][0] is not None else ""
     print(
         f"{args.topology}: ok: {len(plans)} routers, {len(topo.hosts)} hosts, "
-        f"{len(topo.flows)} flows, {topo.duration_s:g} s"
+        f"{len(topo.flows)} flows, {topo.duration_s:g} s{variants}"
     )
     return 0
 
@@ -111,18 +125,40 @@ def _connect(address: str, stack: ExitStack) -> Controller:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    topo = load_topology(args.topology, args.set)
-    plans = plan_routers(topo)
+    runs = _load(args)
     if os.geteuid() != 0:
         raise UsageError("needs root (Mininet)")
     import_mininet()
     name = Path(args.topology).stem
-    out = Path(args.out or ROOT / "build" / "net" / name).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    base = Path(args.out or ROOT / "build" / "net" / name).resolve()
     p4c = args.p4c or default_p4c()
     if p4c is None:
         raise UsageError("ratelab-p4c is not installed (make deps)")
-    json_path, p4info = compile_router(p4c, out / "build", quiet=True)
+    json_path, p4info = compile_router(p4c, base / "build", quiet=True)
+    summaries = []
+    for variant, topo, plans in runs:
+        out = base / variant if variant else base
+        out.mkdir(parents=True, exist_ok=True)
+        if variant:
+            _say(f"== variant {variant} ==")
+        title = f"{name}{' ' + variant if variant else ''}: queue, cwnd and RTT over time"
+        summaries.append((variant, _run_one(args, topo, plans, json_path, p4info, out, title)))
+    if len(summaries) > 1:
+        print("\n== comparison ==")
+        for variant, summary in summaries:
+            print(f"{variant}: {summary}")
+    return 0
+
+
+def _run_one(
+    args: argparse.Namespace,
+    topo: Topology,
+    plans: list[RouterPlan],
+    json_path: Path,
+    p4info: Path,
+    out: Path,
+    title: str,
+) -> str:
     if args.target == "bmv2" and any(link_delays(topo, p) for p in plans):
         _say("warning: simple_switch_grpc emulates no link delay: delays are left out")
 
@@ -185,10 +221,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.no_plots:
         from ratelab_net.plots import plot_run
 
-        png = plot_run(out, flows, samples, f"{name}: queue, cwnd and RTT over time")
+        png = plot_run(out, flows, samples, title)
         print(f"plots: {png}")
     print(f"results: {out} (per-router counters <router>.csv, per-flow JSON, switch logs)")
-    return 0
+    return summarize(flows, samples, final, bal)
 
 
 class UsageError(Exception):

@@ -201,3 +201,34 @@ def render(
         f"{bal.router_drops}: {verdict}",
     ]
     return "\n".join(lines)
+
+
+def summarize(
+    flows: list[FlowResult],
+    samples: dict[str, list[CounterSnapshot]],
+    final: dict[str, CounterSnapshot],
+    bal: Balance,
+) -> str:
+    """One line for comparing variants: each flow's goodput or RTT, the fullest
+    queue, the drops."""
+    parts = []
+    for r in flows:
+        if r.flow.transport == "ping":
+            parts.append(f"{r.flow.name} rtt mean {_mean(r.rtt_ms)}")
+        else:
+            parts.append(f"{r.flow.name} {_rate(r.goodput_bps)}")
+    worst = ("-", 0.0, 0)
+    for router, snaps in samples.items():
+        for port in sorted({p for s in snaps for p in s.ports}):
+            q = [s.ports[port].last_q for s in snaps if port in s.ports]
+            if q and sum(q) / len(q) > worst[1]:
+                worst = (f"{router}.{port}", sum(q) / len(q), max(q))
+    parts.append(f"queue {worst[0]} mean {worst[1]:.1f} max {worst[2]}")
+    parts.append(f"{bal.router_drops} drops")
+    return "; ".join(parts)
+
+
+def _mean(samples: list[tuple[float, float]]) -> str:
+    if not samples:
+        return "-"
+    return f"{sum(v for _, v in samples) / len(samples):.1f} ms"

@@ -11,6 +11,7 @@ into this file too.
 
 from __future__ import annotations
 
+import copy
 import io
 import ipaddress
 import re
@@ -217,14 +218,17 @@ _SEGMENT = re.compile(r"([A-Za-z_][\w-]*)|\[(\d+)\]")
 def apply_override(root: yaml.Node, assignment: str) -> None:
     """`links[1].queue_limit=200`: replace (or add) the value at a path of keys and
     list indexes; the value is YAML. Errors name the assignment."""
-    where = Location(OVERRIDE, 1, 1)
     key, sep, value = assignment.partition("=")
-    key = key.strip()
-    if not sep or not _PATH.match(key):
-        raise ConfigError(where, key, "expected PATH=VALUE, e.g. links[1].queue_limit=200")
-    new = _compose(value, OVERRIDE)
+    new = _compose(value, OVERRIDE) if sep else None
     if new is None:
-        raise ConfigError(where, key, "expected a value after =")
+        raise ConfigError(Location(OVERRIDE, 1, 1), key.strip(), "expected PATH=VALUE")
+    set_node(root, key.strip(), new, Location(OVERRIDE, 1, 1))
+
+
+def set_node(root: yaml.Node, key: str, new: yaml.Node, where: Location) -> None:
+    """Put `new` at `key` (keys and list indexes: `links[1].aqm`) in the node tree."""
+    if not _PATH.match(key):
+        raise ConfigError(where, key, "expected a path like links[1].queue_limit")
     parts = _SEGMENT.findall(key)
     node = root
     for n, (name, index) in enumerate(parts):
@@ -251,12 +255,70 @@ def apply_override(root: yaml.Node, assignment: str) -> None:
             node.value.append((k, new))
 
 
+def _pop_variants(root: yaml.Node) -> list[tuple[str, list[tuple[str, yaml.Node]]]]:
+    """Remove and return the file's `variants:` (name -> {path: value})."""
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    for i, (k, v) in enumerate(root.value):
+        if isinstance(k, yaml.ScalarNode) and k.value == "variants":
+            del root.value[i]
+            if not isinstance(v, yaml.MappingNode) or not v.value:
+                raise _err(v, "variants", "expected a mapping of variant names to settings")
+            out = []
+            for name_node, settings in v.value:
+                name = str(name_node.value)
+                if not isinstance(settings, yaml.MappingNode):
+                    raise _err(settings, f"variants.{name}", "expected {path: value, ...}")
+                out.append((name, [(str(pk.value), pv) for pk, pv in settings.value]))
+            return out
+    return []
+
+
+def load_variants(
+    path: str | Path, overrides: list[str] | None = None, only: str | None = None
+) -> list[tuple[str | None, Topology]]:
+    """The file's topology once per variant (or once, when it has none), with
+    `overrides` applied after each variant's own settings."""
+    filename = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(Location(filename, 1, 1), "", f"cannot read: {e.strerror}") from None
+    root = _compose(text, filename)
+    if root is None:
+        raise ConfigError(Location(filename, 1, 1), "", "empty file: expected a mapping")
+    variants = _pop_variants(root)
+    if only is not None:
+        chosen = [v for v in variants if v[0] == only]
+        if not chosen:
+            names = ", ".join(n for n, _ in variants) or "none"
+            raise ConfigError(
+                Location(filename, 1, 1), "variants", f"no variant {only!r} (the file has: {names})"
+            )
+        variants = chosen
+    out: list[tuple[str | None, Topology]] = []
+    for name, settings in variants or [(None, [])]:
+        tree = copy.deepcopy(root)
+        for key, value in settings:
+            set_node(tree, key, value, _loc(value))
+        for assignment in overrides or []:
+            apply_override(tree, assignment)
+        out.append((name, _read(tree, filename)))
+    return out
+
+
 def parse_topology(text: str, filename: str, overrides: list[str] | None = None) -> Topology:
     root = _compose(text, filename)
     if root is None:
         raise ConfigError(Location(filename, 1, 1), "", "empty file: expected a mapping")
+    if _pop_variants(root):
+        raise _err(root, "variants", "this file has variants: load it with load_variants")
     for assignment in overrides or []:
         apply_override(root, assignment)
+    return _read(root, filename)
+
+
+def _read(root: yaml.Node, filename: str) -> Topology:
     r = _Reader(filename)
     top = r.fields(root, "", "a mapping (routers, hosts, links, flows)", _TOP_KEYS)
     for key in ("routers", "hosts", "links", "flows"):

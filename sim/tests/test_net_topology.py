@@ -13,7 +13,7 @@ from ratelab_net.cli import main
 from ratelab_net.network import host_shaping, link_delays
 from ratelab_net.results import balance, parse_ping
 from ratelab_net.routers import plan_routers
-from ratelab_net.topology import load_topology, parse_topology
+from ratelab_net.topology import load_variants, parse_topology
 from ratelab_sim.build import ROOT
 
 EXAMPLES = ROOT / "sim" / "examples"
@@ -76,8 +76,26 @@ def test_routers_ports_routes_and_link_settings() -> None:
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
 def test_examples_are_valid(path: Path) -> None:
-    topo = load_topology(path)
-    assert plan_routers(topo)
+    for _, topo in load_variants(path):
+        assert plan_routers(topo)
+
+
+def test_variants(tmp_path: Path) -> None:
+    path = tmp_path / "v.yaml"
+    path.write_text(LINE + "variants:\n  big:\n    links[1].queue_limit: 300\n  red: {}\n")
+    runs = load_variants(path)
+    assert [name for name, _ in runs] == ["big", "red"]
+    limits = [
+        next(p for p in plan_routers(t)[0].config.router.ports if p.port == 2).queue_limit
+        for _, t in runs
+    ]
+    assert limits == [300, 68]  # each variant from the file as written
+    assert [n for n, _ in load_variants(path, only="red")] == ["red"]
+    with pytest.raises(ConfigError, match="no variant 'blue' \\(the file has: big, red\\)"):
+        load_variants(path, only="blue")
+    path.write_text(LINE + "variants:\n  big:\n    links[7].rate: 1mbit\n")
+    with pytest.raises(ConfigError, match=r"v.yaml:24:.*no list item \[7\]"):
+        load_variants(path)
 
 
 @pytest.mark.parametrize(
@@ -114,8 +132,9 @@ def test_overrides() -> None:
     for bad, message in [
         ("links[9].rate=1mbit", "no list item [9]"),
         ("nothing", "expected PATH=VALUE"),
+        ("links..x=1", "expected a path"),
         ("routers.r9.rbcc.x=1", "no key 'r9'"),
-        ("links[1].rate=", "expected a value"),
+        ("links[1].rate=", "expected PATH=VALUE"),
     ]:
         with pytest.raises(ConfigError, match=message.replace("[", r"\[")):
             parse_topology(LINE, "line.yaml", [bad])
