@@ -94,7 +94,7 @@ def test_variants(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no variant 'blue' \\(the file has: big, red\\)"):
         load_variants(path, only="blue")
     path.write_text(LINE + "variants:\n  big:\n    links[7].rate: 1mbit\n")
-    with pytest.raises(ConfigError, match=r"v.yaml:24:.*no list item \[7\]"):
+    with pytest.raises(ConfigError, match=r"v.yaml:23:.*no list item \[7\]"):
         load_variants(path)
 
 
