@@ -1,5 +1,7 @@
-"""ratelab-switch-cli: simple_switch_CLI's table, multicast, mirroring, counter and
-register commands, carried over P4Runtime to a running ratelab-switch.
+"""ratelab-switch-cli: simple_switch_CLI's table, multicast, mirroring, counter,
+register, meter and queue commands, carried to a running ratelab-switch over
+P4Runtime (and its ratelab.SwitchTarget service for what P4Runtime does not cover:
+queue depth and rate, link delay, entry handles).
 
 BMv2's CLI talks Thrift, which ratelab-switch does not serve; this one speaks
 P4Runtime instead, as the primary of its own role ("ratelab-switch-cli"), so a
@@ -11,13 +13,16 @@ Commands come from the file or standard input, one per line (# starts a
 comment). Names may be full (MyIngress.ipv4_lpm) or aliases (ipv4_lpm).
 Values: decimal, 0x hex, IPv4 (10.0.0.1) or MAC (00:11:22:33:44:55); LPM
 value/len, ternary value&&&mask, range low->high. As in BMv2, a smaller
-table_add priority wins.
+table_add priority wins. Entry handles (table_add's output, table_dump,
+table_modify, table_delete) are the switch's own, stable while the entry exists.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import ipaddress
+import json
 import queue
 import sys
 from collections.abc import Iterable, Iterator
@@ -28,12 +33,17 @@ from finsy.proto.google.rpc import status_pb2
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 
-from . import codec
+from . import codec, target_service
 from .arbitration import to_uint128
 from .errors import P4RuntimeError
-from .schema import MatchKind, Schema, TableInfo
+from .options import OptionsError, parse_delay, parse_rate
+from .port_settings import format_rate
+from .schema import ActionInfo, MatchKind, Schema, TableInfo
 
 ROLE = "ratelab-switch-cli"
+NO_PIPELINE = "the switch has no P4Runtime pipeline config yet"
+# Served by the ratelab.SwitchTarget service: no P4Runtime pipeline needed.
+PORT_COMMANDS = ("set_queue_depth", "set_queue_rate", "set_link_delay", "show_ports")
 _TOP = (1 << 31) - 1  # BMv2 priority 0 (the highest) -> P4Runtime's highest
 
 
@@ -118,8 +128,11 @@ def build_match(table: TableInfo, texts: list[str]) -> list[p4r.FieldMatch]:
 class CliSession:
     """One P4Runtime session running CLI commands."""
 
-    def __init__(self, channel: grpc.Channel, device_id: int, out: TextIO) -> None:
+    def __init__(
+        self, channel: grpc.Channel, device_id: int, out: TextIO, need_pipeline: bool = True
+    ) -> None:
         self.stub = p4runtime_pb2_grpc.P4RuntimeStub(channel)
+        self.channel = channel
         self.device_id = device_id
         self.out = out
         self._stream = self._arbitrate()
@@ -129,9 +142,10 @@ class CliSession:
                 response_type=p4r.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE,
             )
         )
-        if not reply.HasField("config"):
-            raise CliError("the switch has no P4Runtime pipeline config yet")
-        self.schema = Schema(reply.config.p4info)
+        # Port commands need no program; a file of only those runs before one is set.
+        self._schema = Schema(reply.config.p4info) if reply.HasField("config") else None
+        if self._schema is None and need_pipeline:
+            raise CliError(NO_PIPELINE)
         self._mc_nodes: list[tuple[int, list[int]]] = []  # node handle -> (rid, ports)
         self._mc_groups: dict[int, list[int]] = {}  # group -> node handles
 
@@ -154,14 +168,53 @@ class CliSession:
         self._queue.put(None)
         self._stream.cancel()  # type: ignore[attr-defined]
 
+    @property
+    def schema(self) -> Schema:
+        if self._schema is None:
+            raise CliError(NO_PIPELINE)
+        return self._schema
+
     # ------------------------------------------------------------ plumbing
     def _write(self, op: int, entity: p4r.Entity) -> None:
+        self._write_all([(op, entity)])
+
+    def _write_all(self, updates: list[tuple[int, p4r.Entity]]) -> None:
+        """One Write of all `updates`; the first failed update's error."""
+        if not updates:
+            return
         req = p4r.WriteRequest(device_id=self.device_id, role=ROLE, election_id=to_uint128(1))
-        req.updates.add(type=op, entity=entity)
+        for op, entity in updates:
+            req.updates.add(type=op, entity=entity)
         try:
             self.stub.Write(req)
         except grpc.RpcError as e:
             raise CliError(_write_error(e)) from None
+
+    def _target(self, method: str, body: dict[str, object]) -> dict[str, object]:
+        """A ratelab.SwitchTarget call (JSON bodies, see target_service.py)."""
+        call = self.channel.unary_unary(f"/{target_service.SERVICE}/{method}")
+        try:
+            reply = call(json.dumps({"device_id": self.device_id, **body}).encode())
+        except grpc.RpcError as e:
+            raise CliError(f"{e.code().name}: {e.details()}") from None  # type: ignore[attr-defined]
+        return json.loads(reply)  # type: ignore[no-any-return]
+
+    def _entries(self, table: TableInfo) -> list[tuple[int, p4r.TableEntry]]:
+        """(handle, canonical entry) of a table's entries."""
+        got = self._target("GetEntryHandles", {"table": table.name})
+        entries = got["entries"]
+        assert isinstance(entries, list)
+        return [
+            (int(e["handle"]), p4r.TableEntry.FromString(base64.b64decode(e["entry"])))
+            for e in entries
+        ]
+
+    def _entry(self, table: TableInfo, handle_text: str) -> p4r.TableEntry:
+        handle = parse_value(handle_text, 32, "entry handle")
+        for h, entry in self._entries(table):
+            if h == handle:
+                return entry
+        raise CliError(f"table {table.name} has no entry with handle {handle}")
 
     def _read(self, entity: p4r.Entity) -> list[p4r.Entity]:
         req = p4r.ReadRequest(device_id=self.device_id, entities=[entity])
@@ -212,7 +265,79 @@ class CliSession:
         elif extra:
             raise CliError(f"unexpected {' '.join(extra)!r} after the action parameters")
         self._write(p4r.Update.INSERT, p4r.Entity(table_entry=te))
-        self._say(f"Entry added to {table.name}")
+        handle = next((h for h, e in self._entries(table) if _same_key(e, te)), None)
+        self._say(f"Entry added to {table.name} with handle {handle}")
+
+    def table_delete(self, args: list[str]) -> None:
+        if len(args) != 2:
+            raise CliError("usage: table_delete TABLE HANDLE")
+        table = self._table(args[0])
+        self._write(p4r.Update.DELETE, p4r.Entity(table_entry=_key_of(self._entry(table, args[1]))))
+        self._say(f"Entry {args[1]} deleted from {table.name}")
+
+    def table_modify(self, args: list[str]) -> None:
+        if len(args) < 3:
+            raise CliError("usage: table_modify TABLE ACTION HANDLE [PARAM...]")
+        table = self._table(args[0])
+        action = self._action(table, args[1], args[3:])
+        te = _key_of(self._entry(table, args[2]))
+        te.action.CopyFrom(action)
+        self._write(p4r.Update.MODIFY, p4r.Entity(table_entry=te))
+        self._say(f"Entry {args[2]} of {table.name} modified")
+
+    def table_clear(self, args: list[str]) -> None:
+        table = self._table(_one(args, "table_clear TABLE"))
+        # One Write: the switch applies every delete it can (a const table refuses all).
+        self._write_all(
+            [
+                (p4r.Update.DELETE, p4r.Entity(table_entry=_key_of(e)))
+                for _, e in self._entries(table)
+            ]
+        )
+        self._say(f"{table.name} cleared")
+
+    def table_dump(self, args: list[str]) -> None:
+        table = self._table(_one(args, "table_dump TABLE"))
+        self._say("==========\nTABLE ENTRIES")
+        for handle, e in self._entries(table):
+            self._say(f"**********\nDumping entry {hex(handle)}\nMatch key:")
+            given = {m.field_id: m for m in e.match}
+            for f in table.match_fields:
+                m = given.get(f.id)
+                self._say(f"* {f.name:<20}: {f.kind.name:<10}{_match_text(m, f.bitwidth)}")
+            if e.priority:
+                self._say(f"Priority: {max(0, _TOP - e.priority)}")
+            self._say(f"Action entry: {self._action_text(e.action)}")
+        self._say("==========\nDumping default entry")
+        flt = p4r.TableEntry(table_id=table.id, is_default_action=True)
+        for got in self._read(p4r.Entity(table_entry=flt)):
+            self._say(f"Action entry: {self._action_text(got.table_entry.action)}")
+        self._say("==========")
+
+    def _action_text(self, ta: p4r.TableAction) -> str:
+        if not ta.HasField("action"):
+            return "(action profile member or group)"
+        info: ActionInfo | None = self.schema.actions.get(ta.action.action_id)
+        name = info.name if info is not None else str(ta.action.action_id)
+        values = ", ".join(p.value.hex() for p in ta.action.params)
+        return f"{name} - {values}"
+
+    def show_tables(self, args: list[str]) -> None:
+        if args:
+            raise CliError("usage: show_tables")
+        for t in sorted(self.schema.tables, key=lambda t: t.name):
+            keys = ", ".join(
+                f"{f.name}({f.kind.name.lower()}, {f.bitwidth})" for f in t.match_fields
+            )
+            impl = "None" if not t.implementation_id else str(t.implementation_id)
+            self._say(f"{t.name:<30} [implementation={impl}, mk={keys}]")
+
+    def show_actions(self, args: list[str]) -> None:
+        if args:
+            raise CliError("usage: show_actions")
+        for a in sorted(self.schema.actions, key=lambda a: a.name):
+            params = ",\t".join(f"{p.name}({p.bitwidth})" for p in a.params)
+            self._say(f"{a.name:<30} [{params}]")
 
     def table_set_default(self, args: list[str]) -> None:
         if len(args) < 2:
@@ -351,6 +476,78 @@ class CliSession:
         self._write(p4r.Update.MODIFY, p4r.Entity(register_entry=entry))
         self._say(f"{reg.name}[{args[1]}] = {value}")
 
+    def register_reset(self, args: list[str]) -> None:
+        reg = self._named(self.schema.registers, _one(args, "register_reset REGISTER"), "register")
+        if reg.value is None or reg.value.kind != "bitstring":
+            raise CliError(f"register {reg.name} does not hold a plain bit<W> value")
+        # No index: P4Runtime's write to every cell.
+        entry = p4r.RegisterEntry(register_id=reg.id)
+        entry.data.bitstring = codec.encode(0, reg.value.bitwidth)
+        self._write(p4r.Update.MODIFY, p4r.Entity(register_entry=entry))
+        self._say(f"{reg.name} reset")
+
+    def meter_set_rates(self, args: list[str]) -> None:
+        if len(args) != 4:
+            raise CliError("usage: meter_set_rates METER INDEX RATE:BURST RATE:BURST")
+        meter = self._named(self.schema.meters, args[0], "meter")
+        index = parse_value(args[1], 63, "index")
+        # BMv2: rates in units per microsecond, bursts in units; P4Runtime: per second.
+        (cir, cburst), (pir, pburst) = (_rate_burst(a) for a in args[2:])
+        if cir > pir:
+            raise CliError("the committed rate (first) must not exceed the peak rate")
+        entry = p4r.MeterEntry(meter_id=meter.id, index=p4r.Index(index=index))
+        entry.config.cir, entry.config.cburst = cir, cburst
+        entry.config.pir, entry.config.pburst = pir, pburst
+        self._write(p4r.Update.MODIFY, p4r.Entity(meter_entry=entry))
+        self._say(f"{meter.name}[{index}] rates set")
+
+    # ------------------------------------------------------------ ports (ratelab.SwitchTarget)
+    def set_queue_depth(self, args: list[str]) -> None:
+        if len(args) not in (1, 2):
+            raise CliError("usage: set_queue_depth DEPTH [EGRESS_PORT]")
+        depth = parse_value(args[0], 31, "depth")
+        port = parse_value(args[1], 9, "port") if len(args) == 2 else None
+        self._target("SetQueueDepth", {"port": port, "depth": depth})
+        self._say(f"queue depth of {_which(port)} set to {depth}")
+
+    def set_queue_rate(self, args: list[str]) -> None:
+        if len(args) not in (1, 2):
+            raise CliError("usage: set_queue_rate RATE_PPS|RATE [EGRESS_PORT]")
+        # simple_switch_CLI's rate is packets per second; ours may carry a unit.
+        text = args[0] + "pps" if args[0].isdigit() else args[0]
+        try:
+            rate = format_rate(parse_rate(text))
+        except OptionsError as e:
+            raise CliError(str(e).replace("--queue-rate", "rate")) from None
+        port = parse_value(args[1], 9, "port") if len(args) == 2 else None
+        self._target("SetQueueRate", {"port": port, "rate": rate})
+        self._say(f"queue rate of {_which(port)} set to {rate}")
+
+    def set_link_delay(self, args: list[str]) -> None:
+        if len(args) != 2:
+            raise CliError("usage: set_link_delay EGRESS_PORT DELAY")
+        port = parse_value(args[0], 9, "port")
+        try:
+            delay_us = parse_delay(args[1])
+        except OptionsError as e:
+            raise CliError(str(e)) from None
+        self._target("SetLinkDelay", {"port": port, "delay": delay_us})
+        self._say(f"link delay of port {port} set to {delay_us} us")
+
+    def show_ports(self, args: list[str]) -> None:
+        if args:
+            raise CliError("usage: show_ports")
+        got = self._target("GetPortSettings", {})
+        default = got["default"]
+        ports = got["ports"]
+        assert isinstance(default, dict) and isinstance(ports, list)
+        self._say(f"{'port':<8}{'queue_depth':<13}{'queue_rate':<16}{'link_delay_us':<15}in_flight")
+        for p in [{"port": "default", **default, "in_flight": ""}, *ports]:
+            self._say(
+                f"{p['port']!s:<8}{p['queue_depth']!s:<13}{p['queue_rate']!s:<16}"
+                f"{p['link_delay_us']!s:<15}{p['in_flight']}"
+            )
+
     @staticmethod
     def _named(index: _Lookup[T], name: str, kind: str) -> T:
         found = index.get(name)
@@ -360,9 +557,15 @@ class CliSession:
 
     COMMANDS = (
         "table_add",
+        "table_delete",
+        "table_modify",
+        "table_clear",
+        "table_dump",
         "table_set_default",
         "table_reset_default",
         "table_num_entries",
+        "show_tables",
+        "show_actions",
         "mc_mgrp_create",
         "mc_node_create",
         "mc_node_associate",
@@ -373,6 +576,9 @@ class CliSession:
         "counter_reset",
         "register_read",
         "register_write",
+        "register_reset",
+        "meter_set_rates",
+        *PORT_COMMANDS,
     )
 
     def run(self, line: str) -> None:
@@ -383,6 +589,51 @@ class CliSession:
         if name not in self.COMMANDS:
             raise CliError(f"unknown or unsupported command {name!r}")
         getattr(self, name)(args)
+
+
+def _key_of(entry: p4r.TableEntry) -> p4r.TableEntry:
+    """What names an entry: table, match, priority."""
+    return p4r.TableEntry(table_id=entry.table_id, match=entry.match, priority=entry.priority)
+
+
+def _same_key(a: p4r.TableEntry, b: p4r.TableEntry) -> bool:
+    def key(e: p4r.TableEntry) -> tuple[int, list[bytes]]:
+        fields = sorted(e.match, key=lambda m: m.field_id)
+        return e.priority, [m.SerializeToString(deterministic=True) for m in fields]
+
+    return key(a) == key(b)
+
+
+def _match_text(m: p4r.FieldMatch | None, width: int) -> str:
+    if m is None:
+        return "*"
+    which = m.WhichOneof("field_match_type")
+    if which == "lpm":
+        return f"{m.lpm.value.hex()}/{m.lpm.prefix_len}"
+    if which == "ternary":
+        return f"{m.ternary.value.hex()} &&& {m.ternary.mask.hex()}"
+    if which == "range":
+        return f"{m.range.low.hex()} -> {m.range.high.hex()}"
+    if which == "optional":
+        return m.optional.value.hex()
+    return m.exact.value.hex()
+
+
+def _rate_burst(text: str) -> tuple[int, int]:
+    rate, sep, burst = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        per_us, units = float(rate), int(burst)
+    except ValueError:
+        raise CliError(f"cannot read {text!r} as RATE:BURST (units per µs : units)") from None
+    if per_us < 0 or units < 0:
+        raise CliError(f"{text!r}: rate and burst must not be negative")
+    return round(per_us * 1_000_000), units
+
+
+def _which(port: int | None) -> str:
+    return "every port" if port is None else f"port {port}"
 
 
 def _write_error(err: grpc.RpcError) -> str:
@@ -440,7 +691,9 @@ def main(argv: list[str] | None = None) -> int:
     channel = grpc.insecure_channel(args.grpc_addr)
     try:
         grpc.channel_ready_future(channel).result(timeout=10)
-        session = CliSession(channel, args.device_id, sys.stdout)
+        words = (line.split("#", 1)[0].split() for line in lines)
+        need_pipeline = any(w and w[0] not in PORT_COMMANDS for w in words)
+        session = CliSession(channel, args.device_id, sys.stdout, need_pipeline)
     except grpc.FutureTimeoutError:
         print(f"ratelab-switch-cli: error: no switch at {args.grpc_addr}", file=sys.stderr)
         return 1

@@ -344,6 +344,26 @@ class Device:
                     results.append(P4RuntimeError(grpc.StatusCode.INTERNAL, str(e)))
             return out, results
 
+    def table_id(self, device_id: int, name: str) -> int:
+        """A table's P4Info id from its name or alias."""
+        self._check_device(device_id)
+        with self._lock:
+            table = self._require_state().schema.tables.get(name)
+        if table is None:
+            raise not_found(f"no table {name!r}")
+        return table.id
+
+    def entry_handles(self, device_id: int, table_id: int) -> list[tuple[int, p4r.TableEntry]]:
+        """(engine handle, canonical entry) of a table's entries, by handle: the
+        stable names simple_switch_CLI's handle-taking commands need."""
+        self._check_device(device_id)
+        with self._lock:
+            state = self._require_state()
+            table = state.tables.get(table_id)
+            if table is None:
+                raise not_found(f"no table with id {table_id}")
+            return sorted(((e.handle, e.entry) for e in table.entries.values()), key=lambda x: x[0])
+
     # ------------------------------------------------------------ stream traffic
     def packet_out(self, ctrl: Controller, msg: p4r.PacketOut) -> None:
         if ctrl not in self.arbiter.primaries():

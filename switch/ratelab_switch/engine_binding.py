@@ -28,7 +28,8 @@ from .engine_api import (
     MeterConfig,
     Replica,
 )
-from .options import DaemonOptions
+from .options import DaemonOptions, QueueRate
+from .port_settings import MAX_PORT, PortConfig, PortSettings
 from .schema import MatchKind
 
 if TYPE_CHECKING:
@@ -96,13 +97,20 @@ class RustEngine:
         seed: int = 0,
         queue_depth: dict[int, int] | None = None,
         queue_rate: dict[int, tuple[str, int]] | None = None,
+        link_delay: dict[int, int] | None = None,
         interfaces: dict[int, str] | None = None,
         pcap_dir: str | None = None,
         cpu_port: int | None = None,
     ) -> None:
         self._seed = seed
-        self._queue_depth = dict(queue_depth or {})
-        self._queue_rate = dict(queue_rate or {})
+        # Kept here too: settings made before a program exists apply when it does.
+        self._ports = PortSettings()
+        for port, depth in (queue_depth or {}).items():
+            self._ports.set(port, queue_depth=depth)
+        for port, (unit, value) in (queue_rate or {}).items():
+            self._ports.set(port, queue_rate=QueueRate(value, unit))
+        for port, delay_us in (link_delay or {}).items():
+            self._ports.set(port, link_delay_us=delay_us)
         self._interfaces = dict(interfaces or {})
         self._pcap_dir = pcap_dir
         self._cpu_port = cpu_port
@@ -127,11 +135,14 @@ class RustEngine:
         with _engine_errors():
             if self._sw is None:
                 sw = rust.Switch(device_config, self._seed)
-                for port, depth in self._queue_depth.items():
-                    sw.set_queue_depth(port, depth)
-                for port, (unit, value) in self._queue_rate.items():
-                    sw.set_port_rate(port, unit, value)
-                self._sw = sw
+                with self._ports.lock:
+                    default, ports = self._ports.default, dict(self._ports.ports)
+                    if default != PortConfig():
+                        for port in range(MAX_PORT + 1):
+                            _apply(sw, port, default)
+                    for port, config in ports.items():
+                        _apply(sw, port, config)
+                    self._sw = sw
                 if self._dataplane is not None:
                     self._dataplane.set_switch(sw)
                 return
@@ -143,6 +154,29 @@ class RustEngine:
                 self._sw.clone_session_delete(s)
             self._mc_groups.clear()
             self._clone_sessions.clear()
+
+    # ------------------------------------------------------------ ports (PortTarget)
+    def _set_ports(self, port: int | None, **change: object) -> None:
+        with self._ports.lock, _engine_errors():
+            for p in self._ports.set(port, **change):
+                if self._sw is not None:
+                    _apply(self._sw, p, self._ports.get(p))
+
+    def set_queue_depth(self, port: int | None, depth: int) -> None:
+        self._set_ports(port, queue_depth=depth)
+
+    def set_queue_rate(self, port: int | None, rate: QueueRate) -> None:
+        self._set_ports(port, queue_rate=rate)
+
+    def set_link_delay(self, port: int | None, delay_us: int) -> None:
+        self._set_ports(port, link_delay_us=delay_us)
+
+    def port_settings(self) -> tuple[PortConfig, dict[int, PortConfig]]:
+        with self._ports.lock:
+            return self._ports.default, dict(self._ports.ports)
+
+    def in_flight(self, port: int) -> int:
+        return 0 if self._sw is None else int(self._sw.in_flight(port))
 
     # ------------------------------------------------------------ tables
     def table_add(
@@ -375,11 +409,18 @@ def _deliver(dp: rust.Dataplane, device: Device, on_fatal: Callable[[str], None]
                 log.exception("delivering a %s to the controller failed", kind)
 
 
+def _apply(sw: rust.Switch, port: int, config: PortConfig) -> None:
+    sw.set_queue_depth(port, config.queue_depth)
+    sw.set_port_rate(port, config.queue_rate.unit, config.queue_rate.value)
+    sw.set_link_delay(port, config.link_delay_us)
+
+
 def open_engine(opts: DaemonOptions) -> RustEngine:
     return RustEngine(
         seed=opts.seed,
         queue_depth=opts.queue_depth,
         queue_rate={p: (r.unit, r.value) for p, r in opts.queue_rate.items()},
+        link_delay=opts.link_delay,
         interfaces=opts.interfaces,
         pcap_dir=opts.pcap_dir,
         cpu_port=opts.cpu_port,

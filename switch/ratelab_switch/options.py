@@ -61,6 +61,7 @@ class DaemonOptions:
     tls: TlsFiles | None = None
     queue_depth: dict[int, int] = field(default_factory=dict)
     queue_rate: dict[int, QueueRate] = field(default_factory=dict)
+    link_delay: dict[int, int] = field(default_factory=dict)  # µs; 0: none
     notes: list[str] = field(default_factory=list)
 
 
@@ -125,6 +126,14 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="PORT=RATE",
         help="egress drain rate of a port: 10mbit, 1gbit, 1000pps, unlimited (repeatable)",
+    )
+    p.add_argument(
+        "--link-delay",
+        action="append",
+        default=[],
+        metavar="PORT=DELAY",
+        help="propagation delay of a port's link after its drain rate: 20ms, 500us, 1.5s; "
+        "a bare number is µs, 0 none (repeatable)",
     )
     return p
 
@@ -196,6 +205,22 @@ def parse_rate(text: str) -> QueueRate:
     if value <= 0:
         raise OptionsError(f"--queue-rate: {text!r} must be above zero (or unlimited)")
     return QueueRate(value, unit)
+
+
+_DELAY = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)\s*(us|ms|s)?$")
+_DELAY_SCALE = {None: 1, "us": 1, "ms": 10**3, "s": 10**6}
+MAX_DELAY_US = 3600 * 10**6  # an hour: anything above is a typo, not a link
+
+
+def parse_delay(text: str, what: str = "delay") -> int:
+    """'20ms' -> 20000 µs; '500us', '1.5s'; a bare number is µs (rounded to the µs)."""
+    m = _DELAY.match(text.strip().lower())
+    if m is None:
+        raise OptionsError(f"{what}: {text!r} is not a delay like 20ms, 500us, 1.5s or 100")
+    us = round(float(m.group(1)) * _DELAY_SCALE[m.group(2)])
+    if us > MAX_DELAY_US:
+        raise OptionsError(f"{what}: {text!r} is above an hour")
+    return us
 
 
 def _port_pair(text: str, option: str) -> tuple[int, str]:
@@ -283,6 +308,9 @@ def parse_options(argv: list[str], check_interfaces: bool = True) -> DaemonOptio
     for spec in args.queue_rate:
         port_no, value = _port_pair(spec, "--queue-rate")
         opts.queue_rate[port_no] = parse_rate(value)
+    for spec in args.link_delay:
+        port_no, value = _port_pair(spec, "--link-delay")
+        opts.link_delay[port_no] = parse_delay(value, "--link-delay")
     if opts.pcap_dir is not None and not os.path.isdir(opts.pcap_dir):
         raise OptionsError(f"--pcap: directory {opts.pcap_dir!r} does not exist")
     opts.tls = _tls(args)

@@ -13,6 +13,7 @@ import grpc
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 
+from . import target_service
 from .arbitration import Controller
 from .device import P4RUNTIME_API_VERSION, Device, batch_error_status, stream_error
 from .errors import P4RuntimeError, failed_precondition, permission_denied, unimplemented
@@ -175,6 +176,8 @@ class P4RuntimeServer:
             ],
         )
         p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(P4RuntimeServicer(device), self._server)
+        # Port and link settings P4Runtime has no message for (target_service.py).
+        self._server.add_generic_rpc_handlers((target_service.handler(device),))
         if credentials is None:
             self.port = self._server.add_insecure_port(address)
         else:

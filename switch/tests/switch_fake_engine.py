@@ -21,6 +21,8 @@ from ratelab_switch.engine_api import (
     MeterConfig,
     Replica,
 )
+from ratelab_switch.options import QueueRate
+from ratelab_switch.port_settings import PortConfig, PortSettings
 
 
 @dataclass
@@ -52,6 +54,7 @@ class FakeEngine:
         # The program's own entries (`entries` / `const entries`), installed by load_config.
         self.initial: dict[str, list[FakeEntry]] = {}
         self._next_handle = 1
+        self.ports = PortSettings()
 
     # Program
     def verify_config(self, device_config: bytes) -> None:
@@ -226,3 +229,19 @@ class FakeEngine:
     # Packets
     def inject_packet(self, port: int, data: bytes) -> None:
         self.injected.append((port, data))
+
+    # Ports (PortTarget)
+    def set_queue_depth(self, port: int | None, depth: int) -> None:
+        self.ports.set(port, queue_depth=depth)
+
+    def set_queue_rate(self, port: int | None, rate: QueueRate) -> None:
+        self.ports.set(port, queue_rate=rate)
+
+    def set_link_delay(self, port: int | None, delay_us: int) -> None:
+        self.ports.set(port, link_delay_us=delay_us)
+
+    def port_settings(self) -> tuple[PortConfig, dict[int, PortConfig]]:
+        return self.ports.default, dict(self.ports.ports)
+
+    def in_flight(self, port: int) -> int:
+        return 0

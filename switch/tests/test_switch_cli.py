@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import io
+import json
+import re
 from pathlib import Path
 
+import grpc
 import pytest
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
 from ratelab_switch.cli import CliError, main, parse_value
-from ratelab_switch.engine_api import ActionCall, CounterValue, KeyField, Replica
+from ratelab_switch.engine_api import ActionCall, CounterValue, KeyField, MeterConfig, Replica
+from ratelab_switch.options import QueueRate
+from ratelab_switch.port_settings import PortConfig
 from ratelab_switch.schema import MatchKind
 from ratelab_switch.server import P4RuntimeServer
 from switch_client import INSERT, StreamClient, lpm_entry, write
@@ -103,3 +108,212 @@ def test_no_pipeline_or_no_switch_is_one_clear_line(
     assert main(["--grpc-addr", f"127.0.0.1:{server.port}", "--device-id", "1"]) == 1
     err = capsys.readouterr().err
     assert err == "ratelab-switch-cli: error: the switch has no P4Runtime pipeline config yet\n"
+
+
+def _run(server: P4RuntimeServer, tmp_path: Path, text: str) -> int:
+    path = tmp_path / "cmds.txt"
+    path.write_text(text)
+    return main([str(path), "--grpc-addr", f"127.0.0.1:{server.port}", "--device-id", "1"])
+
+
+def test_entries_by_handle_dump_modify_delete_clear(
+    server: P4RuntimeServer,
+    primary: StreamClient,
+    engine: FakeEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert (
+        _run(
+            server,
+            tmp_path,
+            "table_add ipv4_lpm set_nhop 10.0.1.0/24 => 3 00:00:00:00:00:01\n"
+            "table_add ipv4_lpm set_nhop 10.0.2.0/24 => 4 00:00:00:00:00:01\n",
+        )
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    handles = sorted(engine.tables["ingress.ipv4_lpm"])
+    assert out == [f"Entry added to ingress.ipv4_lpm with handle {h}" for h in handles]
+    first, second = handles
+    assert (
+        _run(server, tmp_path, f"table_modify ipv4_lpm set_nhop {second} 7 00:00:00:00:00:02\n")
+        == 0
+    )
+    assert engine.tables["ingress.ipv4_lpm"][second].action == ActionCall(
+        "ingress.set_nhop", (7, 2)
+    )
+    capsys.readouterr()
+    assert _run(server, tmp_path, "table_dump ipv4_lpm\n") == 0
+    dump = capsys.readouterr().out
+    assert f"Dumping entry {hex(first)}" in dump and "0a000100/24" in dump
+    assert "Action entry: ingress.set_nhop - 07, 02" in dump
+    assert "Dumping default entry\nAction entry: ingress.drop - " in dump
+    assert _run(server, tmp_path, f"table_delete ipv4_lpm {first}\n") == 0
+    assert list(engine.tables["ingress.ipv4_lpm"]) == [second]
+    assert _run(server, tmp_path, "table_clear ipv4_lpm\n") == 0
+    assert engine.tables["ingress.ipv4_lpm"] == {}
+
+
+def test_bad_handles_and_arguments_change_nothing(
+    server: P4RuntimeServer,
+    primary: StreamClient,
+    engine: FakeEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert _run(server, tmp_path, "table_add ipv4_lpm set_nhop 10.0.1.0/24 => 3 0\n") == 0
+    [handle] = engine.tables["ingress.ipv4_lpm"]
+    capsys.readouterr()
+    assert (
+        _run(
+            server,
+            tmp_path,
+            f"table_delete ipv4_lpm {handle + 100}\n"
+            f"table_modify ipv4_lpm set_nhop {handle} 600 0\n"
+            f"table_modify ipv4_lpm nope {handle}\n"
+            "table_dump\n"
+            "meter_set_rates port_meter 0 0.5:10 0.25:10\n"
+            "meter_set_rates port_meter 0 0.5-10 1:10\n"
+            "register_reset nope\n",
+        )
+        == 1
+    )
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"Error (line 1): table ingress.ipv4_lpm has no entry with handle {handle + 100}",
+        "Error (line 2): parameter port: 600 does not fit in 9 bits",
+        "Error (line 3): table ingress.ipv4_lpm has no action 'nope'",
+        "Error (line 4): usage: table_dump TABLE",
+        "Error (line 5): the committed rate (first) must not exceed the peak rate",
+        "Error (line 6): cannot read '0.5-10' as RATE:BURST (units per µs : units)",
+        "Error (line 7): no register 'nope'",
+    ]
+    assert engine.tables["ingress.ipv4_lpm"][handle].action == ActionCall(
+        "ingress.set_nhop", (3, 0)
+    )
+    assert engine.meters == {}
+
+
+def test_registers_meters_and_the_program_listing(
+    server: P4RuntimeServer,
+    primary: StreamClient,
+    engine: FakeEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    engine.registers[("ingress.last_seen", 1)] = 5
+    text = (
+        "register_reset last_seen\n"
+        "meter_set_rates port_meter 2 0.5:1000 1:2000\n"
+        "show_tables\n"
+        "show_actions\n"
+    )
+    assert _run(server, tmp_path, text) == 0
+    assert engine.registers[("ingress.last_seen", 1)] == 0
+    assert engine.meters[("ingress.port_meter", 2)] == MeterConfig(500_000, 1000, 1_000_000, 2000)
+    out = capsys.readouterr().out
+    assert "ingress.ipv4_lpm" in out and "mk=ingress.ipv4_lpm" not in out
+    assert re.search(r"^ingress\.ipv4_lpm +\[implementation=None, mk=.*\(lpm, 32\)\]$", out, re.M)
+    assert re.search(r"^ingress\.set_nhop +\[port\(9\),\t\w+\(48\)\]$", out, re.M)
+
+
+def test_queue_and_link_settings(
+    server: P4RuntimeServer,
+    engine: FakeEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # No pipeline yet: port commands alone do not need one.
+    text = (
+        "set_queue_depth 128\n"
+        "set_queue_depth 16 3\n"
+        "set_queue_rate 1000 3\n"
+        "set_queue_rate 10mbit\n"
+        "set_link_delay 3 20ms\n"
+        "set_link_delay 4 1.5s\n"
+        "set_link_delay 4 0\n"
+        "show_ports\n"
+    )
+    assert _run(server, tmp_path, text) == 0
+    default, ports = engine.port_settings()
+    # A setting for every port replaces the per-port ones of that field.
+    assert default == PortConfig(128, QueueRate(10_000_000, "bps"), 0)
+    assert ports == {
+        3: PortConfig(16, QueueRate(10_000_000, "bps"), 20_000),
+        4: PortConfig(128, QueueRate(10_000_000, "bps"), 0),
+    }
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "queue depth of every port set to 128"
+    assert out[-2].split() == ["3", "16", "10000000bit", "20000", "0"]
+
+
+def test_bad_queue_and_link_settings_change_nothing(
+    server: P4RuntimeServer,
+    engine: FakeEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = (
+        "set_queue_depth 0 3\n"
+        "set_queue_depth 16 512\n"
+        "set_queue_rate fast 3\n"
+        "set_queue_rate 0 3\n"
+        "set_link_delay 3 20 ms\n"
+        "set_link_delay 3 -5ms\n"
+        "set_link_delay 3 2h\n"
+        "set_link_delay 3 4000s\n"
+        "set_link_delay 3\n"
+    )
+    assert _run(server, tmp_path, text) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "Error (line 1): INVALID_ARGUMENT: depth 0 is out of range (1..2147483648)",
+        "Error (line 2): port: 512 does not fit in 9 bits",
+        "Error (line 3): rate: 'fast' is not a rate like 10mbit, 1000pps or unlimited",
+        "Error (line 4): rate: '0pps' must be above zero (or unlimited)",
+        "Error (line 5): usage: set_link_delay EGRESS_PORT DELAY",
+        "Error (line 6): delay: '-5ms' is not a delay like 20ms, 500us, 1.5s or 100",
+        "Error (line 7): delay: '2h' is not a delay like 20ms, 500us, 1.5s or 100",
+        "Error (line 8): delay: '4000s' is above an hour",
+        "Error (line 9): usage: set_link_delay EGRESS_PORT DELAY",
+    ]
+    assert engine.port_settings() == (PortConfig(), {})
+
+
+def test_the_service_refuses_bad_bodies_with_invalid_argument(
+    server: P4RuntimeServer, engine: FakeEngine
+) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+
+        def call(method: str, body: bytes) -> grpc.StatusCode:
+            try:
+                ch.unary_unary(f"/ratelab.SwitchTarget/{method}")(body)
+            except grpc.RpcError as e:
+                return e.code()  # type: ignore[attr-defined,no-any-return]
+            return grpc.StatusCode.OK
+
+        assert call("SetQueueDepth", b"not json") == grpc.StatusCode.INVALID_ARGUMENT
+        assert call("SetQueueDepth", b'{"device_id": 1, "depth": "8"}') == (
+            grpc.StatusCode.INVALID_ARGUMENT
+        )
+        assert call("SetQueueDepth", b'{"device_id": 2, "depth": 8}') == grpc.StatusCode.NOT_FOUND
+        assert call("SetLinkDelay", b'{"device_id": 1, "port": 1, "delay": true}') == (
+            grpc.StatusCode.INVALID_ARGUMENT
+        )
+        assert call("SetLinkDelay", b'{"device_id": 1, "port": 1, "delay": "5ms"}') == (
+            grpc.StatusCode.OK
+        )
+        got = json.loads(
+            ch.unary_unary("/ratelab.SwitchTarget/GetPortSettings")(b'{"device_id": 1}')
+        )
+    assert got["ports"] == [
+        {
+            "port": 1,
+            "queue_depth": 64,
+            "queue_rate": "unlimited",
+            "link_delay_us": 5000,
+            "in_flight": 0,
+        }
+    ]
+    assert engine.port_settings()[1] == {1: PortConfig(link_delay_us=5000)}

@@ -312,3 +312,14 @@ def test_tls_options_serve_p4runtime_over_tls(
 def test_bad_tls_options(extra: list[str], needle: str) -> None:
     with pytest.raises(OptionsError, match=re.escape(needle)):
         parse_options(["--no-p4", *extra])
+
+
+def test_link_delays() -> None:
+    o = parse_options(
+        ["--no-p4", "--link-delay", "1=20ms", "--link-delay", "2=1.5s", "--link-delay", "3=250"]
+        + ["--link-delay", "4=500us", "--link-delay", "5=0"]
+    )
+    assert o.link_delay == {1: 20_000, 2: 1_500_000, 3: 250, 4: 500, 5: 0}
+    for bad in ("1=20 parsecs", "1=-5ms", "1", "512=1ms", "1=2h"):
+        with pytest.raises(OptionsError, match="--link-delay"):
+            parse_options(["--no-p4", "--link-delay", bad])

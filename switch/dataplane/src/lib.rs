@@ -569,7 +569,8 @@ impl Worker {
                 let mut failed = p.failed.iter().peekable();
                 for (k, f) in p.tx.iter().enumerate() {
                     if failed.next_if_eq(&&k).is_none() {
-                        let _ = pout.write(&f.data, f.time_us);
+                        // When it left (after a link delay, if the port has one).
+                        let _ = pout.write(&f.data, f.emit_us);
                     }
                 }
                 let _ = pin.flush();

@@ -199,6 +199,22 @@ impl Switch {
         self.sw().set_port_rate(port, rate).map_err(control_err)
     }
 
+    /// Link propagation delay of a port in µs (0 removes it).
+    fn set_link_delay(&self, port: u32, delay_us: u64) -> PyResult<()> {
+        self.sw()
+            .set_link_delay(port, delay_us)
+            .map_err(control_err)
+    }
+
+    fn link_delay(&self, port: u32) -> u64 {
+        self.sw().link_delay(port)
+    }
+
+    /// Frames on a port's delayed link, not yet at its far end.
+    fn in_flight(&self, port: u32) -> usize {
+        self.sw().in_flight(port)
+    }
+
     /// (rx_packets, rx_bytes, tx_packets, tx_bytes, queue_drops, mtu_drops)
     fn port_stats(&self, port: u32) -> (u64, u64, u64, u64, u64, u64) {
         let s = self.sw().port_stats(port);
