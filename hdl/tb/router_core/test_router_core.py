@@ -27,7 +27,8 @@ from ratelab_model.config import RouterConfig
 from ratelab_model.vectors.schema import VectorCase, load_file
 
 from bench_core import run_bench
-from config_file_case import config_file_case, load_example
+from config_file_case import RECEIVER, SENDER1, config_file_case, load_example
+from frames import ipv4_frame
 from hdlsim import HDL_DIR, run_cocotb
 from random_case import random_case
 from tbutil import random_pause, reset, start_clock
@@ -293,6 +294,23 @@ async def run_test_config_file(dut) -> None:
     # the bottleneck must forward and drop early; the broken frames must be dropped
     assert {"forwarded", "red_early", "no_route", "ttl_expired", "bad_checksum"} <= set(counts)
     await check_traffic(tb, case.name, case, expected, regmap.identity_port_map(cfg.router))
+
+    # a frame its MAC marks bad (tuser on the last beat) is dropped and counted
+    # (a hardware-only cause); the same frame unmarked is forwarded to port 3
+    before = await driver.read_counters(1)
+    frame = ipv4_frame(SENDER1, RECEIVER, 17, bytes(100))
+    for bad in (1, 0):
+        await tb.sources[1].send(AxiStreamFrame(frame, tuser=bad))
+        await tb.sources[1].wait()
+        await tb.cycles(80)
+    rx = await tb.sinks[3].recv()
+    hop = next(h for h in cfg.router.next_hops if h.port == 3)
+    assert bytes(rx.tdata[:6]) == hop.mac and rx.tdata[22] == frame[22] - 1  # TTL
+    after = await driver.read_counters(1)
+    assert after["packets_in"] - before["packets_in"] == 2
+    assert after["drop_rx_error"] - before["drop_rx_error"] == 1
+    await tb.cycles(50)
+    assert all(sink.empty() for sink in tb.sinks)
 
 
 @cocotb.test()
