@@ -40,12 +40,13 @@ deps: apt-deps rust-deps python-deps $(DEPS_TARGETS)
 
 # Checked every time (a dpkg query per package is fast), installed only if missing.
 apt-deps:
+	@# --no-install-recommends: Mininet recommends Open vSwitch, which ratelab does not use
 	@missing=""; for p in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
 rust-deps:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ratelab_ctl import units
 from ratelab_ctl.switch_options import switch_options
-from ratelab_sim.switch import SwitchError, SwitchProcess
+from ratelab_sim.switch import QueueSetting, SwitchError, SwitchProcess
 
 from ratelab_net.routers import RouterPlan, host_mac
 from ratelab_net.topology import Topology
@@ -183,12 +183,22 @@ class Network:
         extra = list(switch_options(plan.config.router))
         for port, delay in sorted(link_delays(self.topo, plan).items()):
             extra += ["--link-delay", f"{port}={delay}us"]
+        # BMv2 drains in packets/s: a bit rate becomes full-size packets per second.
+        queues = [
+            QueueSetting(
+                p.port,
+                pps=max(1, p.rate_bps // (8 * 1500)) if p.rate_bps else None,
+                depth=max(64, 2 * p.queue_limit),
+            )
+            for p in plan.config.router.ports
+        ]
         proc = SwitchProcess(
             self.json_path,
             ifaces,
             self.log_dir / f"{plan.name}.log",
             target=self.target,
             extra_args=extra if self.target == "ratelab" else [],
+            queues=queues if self.target == "bmv2" else [],
         )
         try:
             proc.start()

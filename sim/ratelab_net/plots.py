@@ -42,6 +42,8 @@ def plot_run(
                 markersize=3,
                 label=r.flow.name,
             )
+    if not any(r.cwnd for r in flows):
+        ax_c.text(0.5, 0.5, "no TCP flows", ha="center", va="center", transform=ax_c.transAxes)
     ax_c.set_ylabel("cwnd (segments)")
     ax_r.set_ylabel("RTT (ms)")
     ax_r.set_xlabel("time (s)")

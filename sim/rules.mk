@@ -1,0 +1,17 @@
+# sim/: the network harness (ratelab_sim: namespaces, veth pairs, switch
+# processes, `make run`) and ratelab-net (ratelab_net: the router in Mininet,
+# docs/NET.md). Their tests run with pytest (sim/tests); the ones that build
+# networks need root, as CI has.
+
+# Debian's Mininet (no Open vSwitch: the routers are ratelab-switch processes)
+APT_PACKAGES += mininet iputils-ping ethtool iproute2
+
+.PHONY: net-dumbbell net-three-routers
+
+# bufferbloat on a dumbbell: small vs large FIFO queue vs RED, compared
+net-dumbbell: deps
+	$(VENV)/bin/ratelab-net run sim/examples/dumbbell.yaml
+
+# RBCC flows beside Reno over three routers
+net-three-routers: deps
+	$(VENV)/bin/ratelab-net run sim/examples/three_routers.yaml
