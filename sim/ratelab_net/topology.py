@@ -44,6 +44,7 @@ _FLOW_KEYS = (
     "stop",
 )
 OVERRIDE = "<command line>"
+TCP_CC_FILE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 HOST_NET = ipaddress.IPv4Network("10.0.0.0/16")  # host i: 10.0.i.1/24, its gateway 10.0.i.254
 MAX_HOSTS = 250
 MAX_ROUTER_PORTS = 63  # router.p4's MAX_PORTS is 64: ports 1..63
@@ -406,6 +407,14 @@ def _key_node(mapping: yaml.Node, key: str) -> yaml.Node:
     return mapping
 
 
+def kernel_congestion_controls() -> list[str] | None:
+    """The TCP congestion controls this kernel offers (None: cannot tell)."""
+    try:
+        return Path(TCP_CC_FILE).read_text().split()
+    except OSError:
+        return None
+
+
 def _is_null(node: yaml.Node) -> bool:
     return isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null")
 
@@ -433,6 +442,13 @@ def _flow(
     cc = None
     if transport == "tcp":
         cc = r.scalar(f["cc"], f"{path}.cc", "a congestion control") if "cc" in f else "cubic"
+        offered = kernel_congestion_controls()
+        if offered is not None and cc not in offered:
+            raise _err(
+                f.get("cc", item),
+                f"{path}.cc",
+                f"{cc!r} is not available in this kernel (available: {' '.join(offered)})",
+            )
     elif "cc" in f:
         raise _err(f["cc"], f"{path}.cc", "only tcp flows have a congestion control")
     pattern = r.scalar(f["pattern"], f"{path}.pattern", "a pattern") if "pattern" in f else "bulk"

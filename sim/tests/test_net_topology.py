@@ -111,6 +111,11 @@ def test_variants(tmp_path: Path) -> None:
         (("transport: ping", "transport: quic"), "line.yaml:20:", "expected one of"),
         (("duration: 5s", "duration: 0s"), "line.yaml:1:", "above 0"),
         (("hosts: [a, b, c]", "hosts: [a, b, c, d]"), "line.yaml:5:", "exactly one link"),
+        (
+            ("cc: reno", "cc: nonesuch"),
+            "line.yaml:17:",
+            "not available in this kernel (available: ",
+        ),
     ],
 )
 def test_bad_topologies_name_the_place(edit: tuple[str, str], where: str, message: str) -> None:
