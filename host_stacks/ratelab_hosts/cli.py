@@ -1,8 +1,9 @@
-"""``python -m ratelab_hosts``: RBCC and UDP traffic over real sockets.
+"""``python -m ratelab_hosts``: RBCC, UDP and kernel-TCP traffic over real sockets.
 
-Subcommands: rbcc-send, rbcc-recv, udp-send, udp-sink. Each prints one summary
-line on stdout at the end and, with --json-out, writes its per-flow results
-(for RBCC including the rate the network gave the flow over time). Bad input:
+Subcommands: rbcc-send, rbcc-recv, udp-send, udp-sink, tcp-send, tcp-sink.
+Each prints one summary line on stdout at the end and, with --json-out, writes
+its per-flow results (for RBCC including the rate the network gave the flow
+over time, for TCP the kernel's TCP_INFO over time). Bad input:
 one line on stderr, exit status 2. Failures at run time: one line, status 1.
 The receivers print "listening on ..." on stderr once their socket is open.
 """
@@ -17,9 +18,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ratelab_hosts import drivers
+from ratelab_hosts import drivers, tcp_driver
 from ratelab_hosts.loop import stop_on_signals
 from ratelab_hosts.rbcc_sender import SenderConfig
+from ratelab_hosts.tcp_traffic import PATTERNS, TcpSendConfig
 from ratelab_hosts.udp import UdpSourceConfig
 from ratelab_hosts.units import parse_endpoint, parse_ipv4, parse_rate, parse_seconds
 
@@ -73,8 +75,14 @@ def _flow_id(bits: int) -> Callable[[str], int]:
     return parse
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="ratelab host stacks: RBCC and UDP traffic")
+    parser = _Parser(prog=PROG, description="ratelab host stacks: RBCC, UDP and TCP traffic")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("rbcc-send", help="send one RBCC (TRUMP-style) flow")
@@ -119,6 +127,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--listen", type=ENDPOINT, required=True, help="IP:PORT")
     p.add_argument("--duration", type=SECONDS, help="stop after this long")
     p.add_argument("--idle", type=SECONDS, help="stop this long after the last datagram")
+    p.add_argument("--json-out", metavar="FILE", help="write the results as JSON")
+
+    p = sub.add_parser("tcp-send", help="send one kernel-TCP flow, sampling TCP_INFO")
+    p.add_argument("--dst", type=ENDPOINT, required=True, help="IP:PORT")
+    p.add_argument("--cc", required=True, help="congestion control, e.g. reno, cubic, bbr")
+    p.add_argument(
+        "--duration", type=SECONDS, help="seconds of writing (default 3, none with --bytes)"
+    )
+    p.add_argument("--bytes", type=_positive_int, help="write this many bytes, then stop")
+    p.add_argument("--pattern", choices=PATTERNS, default="bulk", help="application (bulk)")
+    p.add_argument("--on", type=SECONDS, help="onoff: seconds writing as fast as possible")
+    p.add_argument("--off", type=SECONDS, help="onoff: seconds idle after each on-period")
+    p.add_argument("--rate", type=RATE, help="stream: application rate, e.g. 5mbit")
+    p.add_argument(
+        "--sample-interval", type=SECONDS, default=100_000, help="TCP_INFO every S (0.1)"
+    )
+    p.add_argument("--flow-id", type=_flow_id(32), help="label in the results (default random)")
+    p.add_argument("--json-out", metavar="FILE", help="write the results as JSON")
+
+    p = sub.add_parser("tcp-sink", help="accept TCP connections, read and count")
+    p.add_argument("--listen", type=ENDPOINT, required=True, help="IP:PORT")
+    p.add_argument("--duration", type=SECONDS, help="stop after this long")
+    p.add_argument("--idle", type=SECONDS, help="stop this long after the last activity")
     p.add_argument("--json-out", metavar="FILE", help="write the results as JSON")
     return parser
 
@@ -272,11 +303,80 @@ def _udp_sink(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ms(us: object) -> str:
+    return "-" if not isinstance(us, int) else f"{us / 1000:.3f}"
+
+
+def _tcp_send(args: argparse.Namespace) -> int:
+    if args.duration is None and args.bytes is None:
+        args.duration = 3_000_000
+    try:
+        config = TcpSendConfig(
+            cc=args.cc,
+            pattern=args.pattern,
+            duration_us=args.duration,
+            bytes_limit=args.bytes,
+            on_us=args.on,
+            off_us=args.off,
+            rate=args.rate,
+            sample_interval_us=args.sample_interval,
+            flow_id=args.flow_id or 1 + secrets.randbelow(0xFFFFFFFE),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    _check_json_out(args.json_out)
+    try:
+        tcp_driver.check_cc(config.cc)  # before any traffic
+        with stop_on_signals() as stop:
+            flow = tcp_driver.tcp_send(args.dst, config, stop)
+    except tcp_driver.CongestionControlError as exc:
+        raise UsageError(str(exc)) from None
+    _write_json(args.json_out, {"command": "tcp-send", "flows": [flow]})
+    print(
+        f"tcp-send to {flow['dst']} from {flow['src']} flow {config.flow_id}"
+        f" ({flow['cc']}, {config.pattern}): {flow['state']}"
+        + (f" ({flow['error']})" if flow["error"] else "")
+        + f", {flow['bytes_sent']} B sent, {flow.get('bytes_acked')} B acked,"
+        f" {flow.get('retransmissions')} retransmissions,"
+        f" {flow.get('ssthresh_changes')} ssthresh changes, rtt min/mean/max"
+        f" {_ms(flow.get('rtt_min_us'))}/{_ms(flow.get('rtt_mean_us'))}"
+        f"/{_ms(flow.get('rtt_max_us'))} ms, goodput {_mbit(flow.get('goodput_bps'))}"
+    )
+    return 0 if flow["state"] == "closed" else 1
+
+
+def _tcp_sink(args: argparse.Namespace) -> int:
+    _check_json_out(args.json_out)
+    listen = f"{args.listen[0]}:{args.listen[1]}"
+    with stop_on_signals() as stop:
+        result = tcp_driver.tcp_sink(
+            args.listen,
+            stop,
+            duration_us=args.duration,
+            idle_us=args.idle,
+            on_ready=_ready(listen),
+        )
+    _write_json(args.json_out, {"command": "tcp-sink", **result})
+    flow_list = result["flows"]
+    assert isinstance(flow_list, list)
+    flows = "".join(
+        f"; from {f['src']}: {f['bytes_received']} B, goodput {_mbit(f['goodput_bps'])}"
+        for f in flow_list
+    )
+    print(
+        f"tcp-sink on {listen}: {len(flow_list)} connection(s),"
+        f" {sum(f['bytes_received'] for f in flow_list)} B received{flows}"
+    )
+    return 0
+
+
 COMMANDS = {
     "rbcc-send": _rbcc_send,
     "rbcc-recv": _rbcc_recv,
     "udp-send": _udp_send,
     "udp-sink": _udp_sink,
+    "tcp-send": _tcp_send,
+    "tcp-sink": _tcp_sink,
 }
 
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from ratelab_hosts import tcp_driver
 from ratelab_hosts.cli import main
 
 HOST_STACKS = Path(__file__).resolve().parents[1]
@@ -35,6 +36,31 @@ HOST_STACKS = Path(__file__).resolve().parents[1]
         (["udp-send", "--dst", "10.0.0.2:9", "--rate", "1mbit", "--size", "30"], "size must be"),
         (["udp-sink", "--listen", "10.0.0.2:70000"], "IP:PORT"),
         (["udp-sink", "--listen", "10.0.0.2:9", "--bogus"], "unrecognized"),
+        (["tcp-send", "--dst", "10.0.0.2", "--cc", "reno"], "not IP:PORT"),
+        (["tcp-send", "--dst", "10.0.0.2:9"], "required: --cc"),
+        (["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--duration", "-1"], "duration"),
+        (["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--duration", "0"], "duration"),
+        (["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--bytes", "-5"], "--bytes"),
+        (
+            ["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--pattern", "onoff"],
+            "--pattern onoff needs --on and --off",
+        ),
+        (
+            ["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--pattern", "onoff", "--on", "1"],
+            "--pattern onoff needs --on and --off",
+        ),
+        (
+            ["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--pattern", "stream"],
+            "needs --rate",
+        ),
+        (["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--rate", "1mbit"], "stream only"),
+        (["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--pattern", "x"], "invalid choice"),
+        (
+            ["tcp-send", "--dst", "10.0.0.2:9", "--cc", "reno", "--sample-interval", "0"],
+            "sample interval",
+        ),
+        (["tcp-sink", "--listen", "10.0.0.2"], "not IP:PORT"),
+        (["tcp-sink", "--listen", "10.0.0.2:9", "--idle", "-1"], "--idle"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(
@@ -60,4 +86,21 @@ def test_module_entry_point_reports_without_traceback() -> None:
     assert proc.stdout == ""
     assert proc.stderr == (
         "ratelab_hosts: error: argument --dst: not IP:PORT: 'nowhere' (example: 10.0.0.2:5001)\n"
+    )
+
+
+@pytest.mark.parametrize("cc", ["vegas", "no-such-cc"])
+def test_congestion_control_the_kernel_lacks_is_refused_with_what_it_offers(
+    cc: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    available = tmp_path / "tcp_available_congestion_control"
+    available.write_text("reno cubic bbr\n")
+    monkeypatch.setattr(tcp_driver, "AVAILABLE_CC", str(available))
+    # 10.0.0.2:9 is never contacted: the check comes before any socket
+    assert main(["tcp-send", "--dst", "10.0.0.2:9", "--cc", cc]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"ratelab_hosts: error: --cc {cc}: not available in this kernel"
+        " (available: reno cubic bbr)\n"
     )

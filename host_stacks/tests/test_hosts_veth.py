@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from ratelab_hosts.netns import ADDR_A, ADDR_B, VethPair, can_make_namespaces, veth_pair
+from ratelab_hosts.tcp_driver import available_congestion_control
 
 pytestmark = pytest.mark.skipif(
     can_make_namespaces() is not None, reason=str(can_make_namespaces())
@@ -104,6 +105,8 @@ def test_runtime_errors_are_one_line_without_traceback() -> None:
             (("rbcc-send", "--dst", "192.0.2.1", "--rate", "1mbit"), "unreachable"),
             (("udp-sink", "--listen", "10.201.9.9:5001"), "address not available"),
             (("rbcc-send", "--dst", ADDR_B, "--rate", "1mbit", "--size", "1600"), "path mtu"),
+            (("tcp-send", "--dst", f"{ADDR_B}:5999", "--cc", "reno"), "refused"),
+            (("tcp-sink", "--listen", "10.201.9.9:5001"), "address not available"),
         ]
         for args, message in cases:
             proc = pair.spawn(pair.ns_a, *args)
@@ -112,3 +115,58 @@ def test_runtime_errors_are_one_line_without_traceback() -> None:
             assert out == ""
             assert len(err.splitlines()) == 1 and message in err.lower(), err
             assert "Traceback" not in err
+
+
+def test_kernel_tcp_flows_are_accounted_for_per_connection(tmp_path: Path) -> None:
+    missing_cc = "vegas" if "vegas" not in available_congestion_control() else "no-such-cc"
+    dst = f"{ADDR_B}:5201"
+    flows = {
+        "reno": ("--cc", "reno"),
+        "cubic": ("--cc", "cubic"),
+        "stream": ("--cc", "cubic", "--pattern", "stream", "--rate", "2mbit"),
+    }
+    with veth_pair() as pair:
+        sink = pair.spawn(
+            pair.ns_b, "tcp-sink", "--listen", dst, "--json-out", str(tmp_path / "sink.json")
+        )
+        wait_ready(sink)
+        senders = {
+            name: pair.spawn(
+                pair.ns_a,
+                *("tcp-send", "--dst", dst, "--duration", "1", *args),
+                *("--json-out", str(tmp_path / f"{name}.json")),
+            )
+            for name, args in flows.items()
+        }
+        refused = pair.spawn(pair.ns_a, "tcp-send", "--dst", dst, "--cc", missing_cc)
+        out, err = refused.communicate(timeout=TIMEOUT)
+        assert refused.returncode == 2 and out == ""
+        assert err.startswith(f"ratelab_hosts: error: --cc {missing_cc}: not available")
+        assert len(err.splitlines()) == 1 and "reno" in err and "cubic" in err
+        summaries = {name: finish(proc)[0] for name, proc in senders.items()}
+        sink.send_signal(signal.SIGTERM)  # no --duration: runs until told to stop
+        sink_out, _ = finish(sink)
+
+    assert sink_out.startswith(f"tcp-sink on {dst}: 3 connection(s)")  # none for {missing_cc}
+    by_src = {f["src"]: f for f in json.loads((tmp_path / "sink.json").read_text())["flows"]}
+    assert len(by_src) == 3
+    for name, args in flows.items():
+        sent = json.loads((tmp_path / f"{name}.json").read_text())["flows"][0]
+        got = by_src[sent["src"]]
+        assert summaries[name].startswith(f"tcp-send to {dst} from {sent['src']}")
+        assert sent["state"] == "closed" and sent["error"] is None
+        assert sent["cc"] == args[1]  # what the kernel reports for the socket
+        # Every byte written reached the sink, was acknowledged, and the sink saw the FIN.
+        assert sent["bytes_sent"] == got["bytes_received"] == sent["bytes_acked"] > 0
+        assert got["end"] == "fin"
+        assert isinstance(sent["retransmissions"], int) and sent["retransmissions"] >= 0
+        samples = sent["samples"]
+        assert len(samples) >= 2 and samples[0]["t_s"] < samples[-1]["t_s"]
+        assert all(s["rtt_us"] > 0 and s["snd_cwnd"] > 0 for s in samples)
+        assert samples[-1]["written"] == sent["bytes_sent"]
+        assert 0 < sent["rtt_min_us"] <= sent["rtt_mean_us"] <= sent["rtt_max_us"]
+        assert sent["goodput_bps"] > 0
+    stream = json.loads((tmp_path / "stream.json").read_text())["flows"][0]
+    # application-limited: never ahead of 2 Mbit/s for 1 s, in whole paced writes
+    assert stream["bytes_sent"] <= 250_000
+    assert stream["bytes_sent"] % stream["stream_write"] == 0
