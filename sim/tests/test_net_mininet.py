@@ -43,7 +43,8 @@ def _leftovers() -> list[str]:
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
     procs = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     left = [w for w in links.split() if w.startswith(("r1-eth", "r2-eth"))]
-    left += [p for p in procs.splitlines() if "ratelab_switch" in p or "ratelab-switch" in p]
+    # this topology's routers: switch processes attached to its interfaces
+    left += [p for p in procs.splitlines() if "@r1-eth" in p or "@r2-eth" in p]
     return left
 
 
