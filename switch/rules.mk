@@ -38,3 +38,13 @@ $(STAMPS)/switch-pyengine: $(STAMPS)/python $(SWITCH_PYENGINE_INPUTS) | rust-dep
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q \
 	  -m switch/pyengine/Cargo.toml
 	@mkdir -p $(STAMPS) && touch $@
+
+# Link emulation through the daemon (needs root): per (rate, delay) point on a veth
+# port, configured vs measured one-way delay and achieved rate.
+BENCH_TARGETS += bench-switch-link
+.PHONY: bench-switch-link
+bench-switch-link: deps
+	@mkdir -p $(RESULTS)
+	cargo build --quiet --release -p ratelab-dataplane --bin ratelab-pktgen
+	$(PY) switch/tests/bench_link.py --pktgen target/release/ratelab-pktgen \
+	  --out $(RESULTS)/switch_link.json

@@ -315,10 +315,8 @@ def test_bad_tls_options(extra: list[str], needle: str) -> None:
 
 
 def test_link_delays() -> None:
-    o = parse_options(
-        ["--no-p4", "--link-delay", "1=20ms", "--link-delay", "2=1.5s", "--link-delay", "3=250"]
-        + ["--link-delay", "4=500us", "--link-delay", "5=0"]
-    )
+    specs = ("1=20ms", "2=1.5s", "3=250", "4=500us", "5=0")
+    o = parse_options(["--no-p4", *(t for s in specs for t in ("--link-delay", s))])
     assert o.link_delay == {1: 20_000, 2: 1_500_000, 3: 250, 4: 500, 5: 0}
     for bad in ("1=20 parsecs", "1=-5ms", "1", "512=1ms", "1=2h"):
         with pytest.raises(OptionsError, match="--link-delay"):

@@ -5,6 +5,7 @@ Needs root (to create veth pairs) and the ratelab_engine extension; skipped othe
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 import select
@@ -211,3 +212,73 @@ def test_data_plane_mtu_drops_lost_interface_and_cleanup(veths: list[tuple[str, 
         tx.close()
         rx.close()
     assert _sockets() == sockets_before  # the thread's port sockets are closed
+
+
+def _one_way(tx: socket.socket, rx: socket.socket, marker: bytes) -> float:
+    """Seconds from sending a frame to 10.0.2.9 on one host side to its arrival on the other."""
+    frame = ipv4_packet(bytes([10, 0, 2, 9]), payload=marker)
+    start = time.monotonic()
+    tx.send(frame)
+    got = _receive_matching(rx, marker, 1, timeout=5.0)
+    assert got, f"{marker!r} did not arrive"
+    return time.monotonic() - start
+
+
+def test_daemon_adds_the_link_delay_and_it_changes_at_run_time(
+    veths: list[tuple[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ratelab_switch import cli
+
+    (sw1, host1), (sw2, host2) = veths
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ratelab_switch.daemon", str(BASIC_JSON),
+         "-i", f"1@{sw1}", "-i", f"2@{sw2}", "--grpc-server-addr", "127.0.0.1:0",
+         "--device-id", "1", "--queue-rate", "2=10mbit", "--link-delay", "2=50ms"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    tx, rx = _raw(host1), _raw(host2)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("Server listening on"), line
+        addr = f"127.0.0.1:{int(line.strip().rsplit(':', 1)[1])}"
+        with grpc.insecure_channel(addr) as ch:
+            stub = P4RuntimeStub(ch)
+            ctl = StreamClient(stub)
+            try:
+                ctl.arbitrate(1)
+                ctl.get()
+                req = p4r.SetForwardingPipelineConfigRequest(
+                    device_id=1,
+                    election_id=to_uint128(1),
+                    action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+                )
+                req.config.p4info.CopyFrom(basic_p4info())
+                req.config.p4_device_config = BASIC_JSON.read_bytes()
+                stub.SetForwardingPipelineConfig(req)
+                write(stub, (INSERT, route(b"\x0a\x00\x02\x00", 24, 2)), election_id=1)
+                # 50 ms of link plus ~60 µs of transmission at 10 Mbit/s; the upper bound
+                # only leaves room for scheduling on a busy machine.
+                delays = [_one_way(tx, rx, b"ratelab-d%d" % i) for i in range(3)]
+                assert all(0.050 <= d < 0.080 for d in delays), delays
+                cmds = io.StringIO("set_link_delay 2 0\n")
+                with pytest.MonkeyPatch.context() as mp:
+                    mp.setattr("sys.stdin", cmds)
+                    assert cli.main(["--grpc-addr", addr, "--device-id", "1"]) == 0
+                assert "link delay of port 2 set to 0 us" in capsys.readouterr().out
+                assert _one_way(tx, rx, b"ratelab-nodelay") < 0.040
+            finally:
+                ctl.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        tx.close()
+        rx.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
