@@ -33,7 +33,7 @@ module egress_admit #
     parameter PEND_DEPTH = 256,
     // width of the tag that travels with a request
     parameter TAG_WIDTH = 1,
-    parameter DECAY_ADDR_WIDTH = $clog2(DECAY_LEN)
+    parameter DECAY_ADDR_WIDTH = clog2(DECAY_LEN)
 )
 (
     input  wire                         clk,
@@ -90,7 +90,20 @@ module egress_admit #
     output wire [31:0]                  stat_rng
 );
 
-localparam PEND_ADDR_WIDTH = $clog2(PEND_DEPTH);
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
+
+localparam PEND_ADDR_WIDTH = clog2(PEND_DEPTH);
 
 initial begin
     if ((1 << PEND_ADDR_WIDTH) != PEND_DEPTH || PEND_DEPTH < 2) begin

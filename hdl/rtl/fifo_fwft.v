@@ -15,7 +15,7 @@ module fifo_fwft #
     parameter WIDTH = 32,
     // depth (a power of two)
     parameter DEPTH = 16,
-    parameter ADDR_WIDTH = $clog2(DEPTH)
+    parameter ADDR_WIDTH = clog2(DEPTH)
 )
 (
     input  wire                 clk,
@@ -31,6 +31,19 @@ module fifo_fwft #
 
     output wire [ADDR_WIDTH:0]  count
 );
+
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
 
 initial begin
     if ((1 << ADDR_WIDTH) != DEPTH || DEPTH < 2) begin

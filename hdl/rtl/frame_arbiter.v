@@ -20,7 +20,7 @@ module frame_arbiter #
     parameter KEEP_WIDTH = (DATA_WIDTH/8),
     // tuser width
     parameter USER_WIDTH = 1,
-    parameter SEL_WIDTH = (PORTS > 1) ? $clog2(PORTS) : 1
+    parameter SEL_WIDTH = (PORTS > 1) ? clog2(PORTS) : 1
 )
 (
     input  wire                          clk,
@@ -40,6 +40,19 @@ module frame_arbiter #
     output wire                          m_axis_tlast,
     output wire [USER_WIDTH-1:0]         m_axis_tuser
 );
+
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
 
 initial begin
     if (PORTS < 1 || (1 << SEL_WIDTH) < PORTS) begin

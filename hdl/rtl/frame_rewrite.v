@@ -70,9 +70,22 @@ module frame_rewrite #
     output wire [DEST_WIDTH-1:0]  m_axis_tdest
 );
 
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
+
 // bytes past the RBCC header's bottle_node are never rewritten
 localparam MAX_OFFSET = 98;
-localparam BEAT_WIDTH = $clog2((MAX_OFFSET + KEEP_WIDTH - 1) / KEEP_WIDTH + 1);
+localparam BEAT_WIDTH = clog2((MAX_OFFSET + KEEP_WIDTH - 1) / KEEP_WIDTH + 1);
 
 initial begin
     if (KEEP_WIDTH * 8 != DATA_WIDTH) begin

@@ -23,7 +23,7 @@ module lpm_tcam #
     parameter DATA_WIDTH = 8,
     // width of the tag that travels with a lookup
     parameter TAG_WIDTH = 4,
-    parameter ADDR_WIDTH = $clog2(ENTRIES)
+    parameter ADDR_WIDTH = clog2(ENTRIES)
 )
 (
     input  wire                   clk,
@@ -52,6 +52,19 @@ module lpm_tcam #
     input  wire [31:0]            wr_mask,
     input  wire [DATA_WIDTH-1:0]  wr_data
 );
+
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
 
 initial begin
     if (ENTRIES < 2 || (1 << ADDR_WIDTH) < ENTRIES) begin

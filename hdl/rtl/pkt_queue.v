@@ -65,10 +65,23 @@ module pkt_queue #
     // ... and the queue length went to zero with it
     output wire                   went_empty,
     // beats stored
-    output wire [$clog2(DEPTH):0] status_beats
+    output wire [clog2(DEPTH):0]  status_beats
 );
 
-localparam ADDR_WIDTH = $clog2(DEPTH);
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
+
+localparam ADDR_WIDTH = clog2(DEPTH);
 localparam WORD_WIDTH = DATA_WIDTH + KEEP_WIDTH + 1 + USER_WIDTH;
 
 initial begin

@@ -35,7 +35,7 @@ module rbcc_unit #
     parameter SLOTS = 1024,
     // width of the tag that travels with a packet
     parameter TAG_WIDTH = 8,
-    parameter SLOT_WIDTH = $clog2(SLOTS),
+    parameter SLOT_WIDTH = clog2(SLOTS),
     // aggregate flow counts: 0..SLOTS
     parameter N_WIDTH = SLOT_WIDTH + 1
 )
@@ -103,6 +103,19 @@ module rbcc_unit #
     output wire [PORTS*N_WIDTH-1:0]  stat_n_limited,
     output wire [PORTS*64-1:0]       stat_sum_limited
 );
+
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
 
 initial begin
     if ((1 << SLOT_WIDTH) != SLOTS || SLOTS < 2) begin

@@ -32,7 +32,7 @@ module red_admit #
     parameter QLEN_WIDTH = 16,
     // width of the tag that travels with a request
     parameter TAG_WIDTH = 1,
-    parameter DECAY_ADDR_WIDTH = $clog2(DECAY_LEN)
+    parameter DECAY_ADDR_WIDTH = clog2(DECAY_LEN)
 )
 (
     input  wire                         clk,
@@ -87,6 +87,19 @@ module red_admit #
     output wire [31:0]                  stat_count,
     output wire [31:0]                  stat_rng
 );
+
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
 
 initial begin
     if (QLEN_WIDTH < 1 || QLEN_WIDTH > 16) begin

@@ -56,7 +56,7 @@ module router_core #
     parameter CLK_PER_US = 250,
     // AXI-Lite address width
     parameter AXIL_ADDR_WIDTH = 16,
-    parameter PORT_WIDTH = (PORTS > 1) ? $clog2(PORTS) : 1
+    parameter PORT_WIDTH = (PORTS > 1) ? clog2(PORTS) : 1
 )
 (
     input  wire                          clk,
@@ -106,11 +106,24 @@ module router_core #
     input  wire                          s_axil_rready
 );
 
-localparam NH_WIDTH = (NH_ENTRIES > 1) ? $clog2(NH_ENTRIES) : 1;
-localparam LPM_ADDR_WIDTH = $clog2(LPM_ENTRIES);
-localparam SLOT_WIDTH = $clog2(ABT_SLOTS);
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
+
+localparam NH_WIDTH = (NH_ENTRIES > 1) ? clog2(NH_ENTRIES) : 1;
+localparam LPM_ADDR_WIDTH = clog2(LPM_ENTRIES);
+localparam SLOT_WIDTH = clog2(ABT_SLOTS);
 localparam N_WIDTH = SLOT_WIDTH + 1;
-localparam DECAY_ADDR_WIDTH = $clog2(DECAY_LEN);
+localparam DECAY_ADDR_WIDTH = clog2(DECAY_LEN);
 localparam QLEN_WIDTH = 16;
 
 // descriptor queued per frame by an ingress port
@@ -232,7 +245,7 @@ generate
     for (gi = 0; gi < PORTS; gi = gi + 1) begin : g_in
         wire [DESC_WIDTH-1:0] desc_in;
         wire desc_in_valid;
-        wire [$clog2(DESC_DEPTH):0] desc_count;
+        wire [clog2(DESC_DEPTH):0] desc_count;
         // room for every frame that may still finish in the parser/check pipeline
         wire desc_stall = desc_count > DESC_DEPTH - 6;
         wire in_ready;
@@ -244,7 +257,7 @@ generate
         /* verilator lint_off UNUSEDSIGNAL */
         wire [QLEN_WIDTH-1:0] unused_qlen;
         wire unused_sop, unused_empty;
-        wire [$clog2(IN_FIFO_DEPTH):0] unused_beats;
+        wire [clog2(IN_FIFO_DEPTH):0] unused_beats;
         /* verilator lint_on UNUSEDSIGNAL */
 
         pkt_queue #(
@@ -402,8 +415,8 @@ endgenerate
  * Decision pipeline: issue (round robin over ingress ports with credit)
  */
 reg [PORT_WIDTH-1:0] rr_last_reg;
-reg [$clog2(RES_DEPTH):0] res_credit_reg [0:PORTS-1];
-reg [$clog2(VF_DEPTH):0] vf_credit_reg;
+reg [clog2(RES_DEPTH):0] res_credit_reg [0:PORTS-1];
+reg [clog2(VF_DEPTH):0] vf_credit_reg;
 wire [PORTS-1:0] res_pop;
 wire vf_pop;
 
@@ -421,12 +434,12 @@ always @* begin
             cand = cand - PORTS[PORT_WIDTH:0];
         end
         if (desc_valid[cand[PORT_WIDTH-1:0]] &&
-                res_credit_reg[cand[PORT_WIDTH-1:0]] != RES_DEPTH[$clog2(RES_DEPTH):0]) begin
+                res_credit_reg[cand[PORT_WIDTH-1:0]] != RES_DEPTH[clog2(RES_DEPTH):0]) begin
             issue = 1'b1;
             issue_port = cand[PORT_WIDTH-1:0];
         end
     end
-    if (vf_credit_reg == VF_DEPTH[$clog2(VF_DEPTH):0] || !rbcc_ready) begin
+    if (vf_credit_reg == VF_DEPTH[clog2(VF_DEPTH):0] || !rbcc_ready) begin
         issue = 1'b0;
     end
 end
@@ -445,11 +458,11 @@ always @(posedge clk) begin
     end
     for (i = 0; i < PORTS; i = i + 1) begin
         res_credit_reg[i] <= res_credit_reg[i]
-            + {{$clog2(RES_DEPTH){1'b0}}, issue && issue_port == i[PORT_WIDTH-1:0]}
-            - {{$clog2(RES_DEPTH){1'b0}}, res_pop[i]};
+            + {{clog2(RES_DEPTH){1'b0}}, issue && issue_port == i[PORT_WIDTH-1:0]}
+            - {{clog2(RES_DEPTH){1'b0}}, res_pop[i]};
     end
-    vf_credit_reg <= vf_credit_reg + {{$clog2(VF_DEPTH){1'b0}}, issue}
-        - {{$clog2(VF_DEPTH){1'b0}}, vf_pop};
+    vf_credit_reg <= vf_credit_reg + {{clog2(VF_DEPTH){1'b0}}, issue}
+        - {{clog2(VF_DEPTH){1'b0}}, vf_pop};
     if (rst) begin
         rr_last_reg <= PORTS[PORT_WIDTH-1:0] - 1'b1;
         for (i = 0; i < PORTS; i = i + 1) begin
@@ -549,7 +562,7 @@ wire vf_valid;
 // Waiver: credits keep the verdict FIFO from overflowing (s_ready always 1)
 /* verilator lint_off UNUSEDSIGNAL */
 wire vf_s_ready;
-wire [$clog2(VF_DEPTH):0] vf_count;
+wire [clog2(VF_DEPTH):0] vf_count;
 /* verilator lint_on UNUSEDSIGNAL */
 
 fifo_fwft #(
@@ -795,7 +808,7 @@ generate
         // Waiver: credits keep the result FIFO from overflowing
         /* verilator lint_off UNUSEDSIGNAL */
         wire res_s_ready;
-        wire [$clog2(RES_DEPTH):0] res_count;
+        wire [clog2(RES_DEPTH):0] res_count;
         /* verilator lint_on UNUSEDSIGNAL */
 
         fifo_fwft #(
@@ -906,7 +919,7 @@ generate
         /* verilator lint_off UNUSEDSIGNAL */
         wire [QLEN_WIDTH-1:0] unused_qlen;
         wire unused_sop, unused_empty;
-        wire [$clog2(OUT_FIFO_DEPTH):0] unused_beats;
+        wire [clog2(OUT_FIFO_DEPTH):0] unused_beats;
         /* verilator lint_on UNUSEDSIGNAL */
 
         pkt_queue #(

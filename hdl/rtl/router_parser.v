@@ -75,11 +75,24 @@ module router_parser #
     output wire [31:0]            m_rbcc_current_rate
 );
 
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
+
 // bytes kept from the start of a frame: Ethernet 14 + IPv4 up to 60 + RBCC 24
 localparam HDR_BYTES = 98;
 localparam HDR_BEATS = (HDR_BYTES + KEEP_WIDTH - 1) / KEEP_WIDTH;
-localparam BEAT_CNT_WIDTH = $clog2(HDR_BEATS + 1);
-localparam KEEP_CNT_WIDTH = $clog2(KEEP_WIDTH + 1);
+localparam BEAT_CNT_WIDTH = clog2(HDR_BEATS + 1);
+localparam KEEP_CNT_WIDTH = clog2(KEEP_WIDTH + 1);
 
 initial begin
     if (DATA_WIDTH != 64 && DATA_WIDTH != 128 && DATA_WIDTH != 256) begin

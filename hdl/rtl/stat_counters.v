@@ -20,7 +20,7 @@ module stat_counters #
     parameter WIDTH = 32,
     // increment width in bits
     parameter INC_WIDTH = 1,
-    parameter INDEX_WIDTH = (COUNTERS > 1) ? $clog2(COUNTERS) : 1
+    parameter INDEX_WIDTH = (COUNTERS > 1) ? clog2(COUNTERS) : 1
 )
 (
     input  wire                          clk,
@@ -34,6 +34,19 @@ module stat_counters #
     output wire [WIDTH-1:0]              rd_data,
     output wire                          rd_valid
 );
+
+// ceil(log2(value)), 0 for 0 and 1: $clog2 as a Verilog 2001 constant function
+function integer clog2;
+    input integer value;
+    integer v, n;
+    begin
+        n = 0;
+        for (v = value - 1; v > 0; v = v >> 1) begin
+            n = n + 1;
+        end
+        clog2 = n;
+    end
+endfunction
 
 initial begin
     if (INC_WIDTH > WIDTH || COUNTERS < 1) begin
