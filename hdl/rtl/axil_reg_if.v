@@ -67,12 +67,14 @@ module axil_reg_if #
     input  wire                   reg_rd_ack
 );
 
-initial begin
-    if (STRB_WIDTH * 8 != DATA_WIDTH) begin
-        $error("Error: AXI-Lite interface requires byte (8-bit) granularity (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (STRB_WIDTH * 8 != DATA_WIDTH) begin : check_strb_width
+        param_error_STRB_WIDTH_must_be_DATA_WIDTH_over_8 bad();
     end
-end
+endgenerate
 
 localparam [2:0]
     STATE_IDLE = 3'd0,

@@ -105,16 +105,17 @@ endfunction
 
 localparam PEND_ADDR_WIDTH = clog2(PEND_DEPTH);
 
-initial begin
-    if ((1 << PEND_ADDR_WIDTH) != PEND_DEPTH || PEND_DEPTH < 2) begin
-        $error("Error: PEND_DEPTH must be a power of two >= 2 (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if ((1 << PEND_ADDR_WIDTH) != PEND_DEPTH || PEND_DEPTH < 2) begin : check_pend_depth
+        param_error_PEND_DEPTH_must_be_a_power_of_two_at_least_2 bad();
     end
-    if (PEND_ADDR_WIDTH + 1 > QLEN_WIDTH) begin
-        $error("Error: QLEN_WIDTH must hold PEND_DEPTH (instance %m)");
-        $finish;
+    if (PEND_ADDR_WIDTH + 1 > QLEN_WIDTH) begin : check_qlen_width
+        param_error_QLEN_WIDTH_must_hold_PEND_DEPTH bad();
     end
-end
+endgenerate
 
 /*
  * Pending packets: t_deq values in admission order

@@ -45,12 +45,14 @@ function integer clog2;
     end
 endfunction
 
-initial begin
-    if ((1 << ADDR_WIDTH) != DEPTH || DEPTH < 2) begin
-        $error("Error: DEPTH must be a power of two >= 2 (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if ((1 << ADDR_WIDTH) != DEPTH || DEPTH < 2) begin : check_depth
+        param_error_DEPTH_must_be_a_power_of_two_at_least_2 bad();
     end
-end
+endgenerate
 
 reg [WIDTH-1:0] mem [0:DEPTH-1];
 reg [ADDR_WIDTH:0] wr_ptr_reg, rd_ptr_reg;

@@ -54,12 +54,14 @@ function integer clog2;
     end
 endfunction
 
-initial begin
-    if (PORTS < 1 || (1 << SEL_WIDTH) < PORTS) begin
-        $error("Error: PORTS must be >= 1 and fit SEL_WIDTH (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (PORTS < 1 || (1 << SEL_WIDTH) < PORTS) begin : check_ports
+        param_error_PORTS_must_be_at_least_1_and_fit_SEL_WIDTH bad();
     end
-end
+endgenerate
 
 reg locked_reg;
 reg [SEL_WIDTH-1:0] sel_reg;   // granted input while locked

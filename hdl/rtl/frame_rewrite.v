@@ -87,12 +87,14 @@ endfunction
 localparam MAX_OFFSET = 98;
 localparam BEAT_WIDTH = clog2((MAX_OFFSET + KEEP_WIDTH - 1) / KEEP_WIDTH + 1);
 
-initial begin
-    if (KEEP_WIDTH * 8 != DATA_WIDTH) begin
-        $error("Error: AXI stream interface requires byte (8-bit) granularity (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (KEEP_WIDTH * 8 != DATA_WIDTH) begin : check_keep_width
+        param_error_KEEP_WIDTH_must_be_DATA_WIDTH_over_8 bad();
     end
-end
+endgenerate
 
 reg active_reg;
 reg drop_reg;

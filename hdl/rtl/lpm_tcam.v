@@ -66,12 +66,14 @@ function integer clog2;
     end
 endfunction
 
-initial begin
-    if (ENTRIES < 2 || (1 << ADDR_WIDTH) < ENTRIES) begin
-        $error("Error: ENTRIES must be >= 2 and fit ADDR_WIDTH (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (ENTRIES < 2 || (1 << ADDR_WIDTH) < ENTRIES) begin : check_entries
+        param_error_ENTRIES_must_be_at_least_2_and_fit_ADDR_WIDTH bad();
     end
-end
+endgenerate
 
 reg [ENTRIES-1:0] valid_reg;
 reg [31:0] prefix_reg [0:ENTRIES-1];

@@ -84,16 +84,17 @@ endfunction
 localparam ADDR_WIDTH = clog2(DEPTH);
 localparam WORD_WIDTH = DATA_WIDTH + KEEP_WIDTH + 1 + USER_WIDTH;
 
-initial begin
-    if ((1 << ADDR_WIDTH) != DEPTH || DEPTH < 4) begin
-        $error("Error: DEPTH must be a power of two >= 4 (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if ((1 << ADDR_WIDTH) != DEPTH || DEPTH < 4) begin : check_depth
+        param_error_DEPTH_must_be_a_power_of_two_at_least_4 bad();
     end
-    if (KEEP_WIDTH * 8 != DATA_WIDTH) begin
-        $error("Error: AXI stream interface requires byte (8-bit) granularity (instance %m)");
-        $finish;
+    if (KEEP_WIDTH * 8 != DATA_WIDTH) begin : check_keep_width
+        param_error_KEEP_WIDTH_must_be_DATA_WIDTH_over_8 bad();
     end
-end
+endgenerate
 
 reg [WORD_WIDTH-1:0] mem [0:DEPTH-1];
 

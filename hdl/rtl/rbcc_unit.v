@@ -117,16 +117,17 @@ function integer clog2;
     end
 endfunction
 
-initial begin
-    if ((1 << SLOT_WIDTH) != SLOTS || SLOTS < 2) begin
-        $error("Error: SLOTS must be a power of two >= 2 (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if ((1 << SLOT_WIDTH) != SLOTS || SLOTS < 2) begin : check_slots
+        param_error_SLOTS_must_be_a_power_of_two_at_least_2 bad();
     end
-    if (PORT_WIDTH < 1 || PORT_WIDTH > 16 || (1 << PORT_WIDTH) < PORTS) begin
-        $error("Error: PORT_WIDTH must be 1..16 and hold PORTS (instance %m)");
-        $finish;
+    if (PORT_WIDTH < 1 || PORT_WIDTH > 16 || (1 << PORT_WIDTH) < PORTS) begin : check_port_width
+        param_error_PORT_WIDTH_must_be_1_to_16_and_hold_PORTS bad();
     end
-end
+endgenerate
 
 localparam [1:0]
     OUTCOME_HIT = 2'd0,

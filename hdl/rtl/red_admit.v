@@ -101,16 +101,17 @@ function integer clog2;
     end
 endfunction
 
-initial begin
-    if (QLEN_WIDTH < 1 || QLEN_WIDTH > 16) begin
-        $error("Error: QLEN_WIDTH must be 1..16 (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (QLEN_WIDTH < 1 || QLEN_WIDTH > 16) begin : check_qlen_width
+        param_error_QLEN_WIDTH_must_be_1_to_16 bad();
     end
-    if (DECAY_LEN < 2 || (1 << DECAY_ADDR_WIDTH) < DECAY_LEN) begin
-        $error("Error: DECAY_LEN must be >= 2 and fit DECAY_ADDR_WIDTH (instance %m)");
-        $finish;
+    if (DECAY_LEN < 2 || (1 << DECAY_ADDR_WIDTH) < DECAY_LEN) begin : check_decay_len
+        param_error_DECAY_LEN_must_be_at_least_2_and_fit_DECAY_ADDR_WIDTH bad();
     end
-end
+endgenerate
 
 localparam [2:0]
     STATE_IDLE = 3'd0,

@@ -149,20 +149,20 @@ localparam [2:0]
     CAUSE_NO_ROUTE = 3'd5,
     CAUSE_RX_ERROR = 3'd6;
 
-initial begin
-    if (PORTS < 1 || PORTS > 16) begin
-        $error("Error: PORTS must be 1..16 (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (PORTS < 1 || PORTS > 16) begin : check_ports
+        param_error_PORTS_must_be_1_to_16 bad();
     end
-    if (DATA_WIDTH != 64 && DATA_WIDTH != 128 && DATA_WIDTH != 256) begin
-        $error("Error: DATA_WIDTH must be 64, 128 or 256 (instance %m)");
-        $finish;
+    if (DATA_WIDTH != 64 && DATA_WIDTH != 128 && DATA_WIDTH != 256) begin : check_data_width
+        param_error_DATA_WIDTH_must_be_64_128_or_256 bad();
     end
-    if (AXIL_ADDR_WIDTH < 14 || (PORTS * 512 + 4096) > (1 << AXIL_ADDR_WIDTH)) begin
-        $error("Error: AXIL_ADDR_WIDTH too small for the register map (instance %m)");
-        $finish;
+    if (AXIL_ADDR_WIDTH < 14 || (PORTS * 512 + 4096) > (1 << AXIL_ADDR_WIDTH)) begin : check_axil_addr_width
+        param_error_AXIL_ADDR_WIDTH_too_small_for_the_register_map bad();
     end
-end
+endgenerate
 
 genvar gi;
 integer i;

@@ -94,16 +94,17 @@ localparam HDR_BEATS = (HDR_BYTES + KEEP_WIDTH - 1) / KEEP_WIDTH;
 localparam BEAT_CNT_WIDTH = clog2(HDR_BEATS + 1);
 localparam KEEP_CNT_WIDTH = clog2(KEEP_WIDTH + 1);
 
-initial begin
-    if (DATA_WIDTH != 64 && DATA_WIDTH != 128 && DATA_WIDTH != 256) begin
-        $error("Error: DATA_WIDTH must be 64, 128 or 256 (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (DATA_WIDTH != 64 && DATA_WIDTH != 128 && DATA_WIDTH != 256) begin : check_data_width
+        param_error_DATA_WIDTH_must_be_64_128_or_256 bad();
     end
-    if (KEEP_WIDTH * 8 != DATA_WIDTH) begin
-        $error("Error: AXI stream interface requires byte (8-bit) granularity (instance %m)");
-        $finish;
+    if (KEEP_WIDTH * 8 != DATA_WIDTH) begin : check_keep_width
+        param_error_KEEP_WIDTH_must_be_DATA_WIDTH_over_8 bad();
     end
-end
+endgenerate
 
 // capture of the current frame's first bytes
 reg [HDR_BYTES*8-1:0] buf_reg, buf_next;

@@ -48,12 +48,14 @@ function integer clog2;
     end
 endfunction
 
-initial begin
-    if (INC_WIDTH > WIDTH || COUNTERS < 1) begin
-        $error("Error: need COUNTERS >= 1 and INC_WIDTH <= WIDTH (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (INC_WIDTH > WIDTH || COUNTERS < 1) begin : check_widths
+        param_error_COUNTERS_must_be_at_least_1_and_INC_WIDTH_at_most_WIDTH bad();
     end
-end
+endgenerate
 
 reg [WIDTH-1:0] count_reg [0:COUNTERS-1];
 reg [WIDTH-1:0] rd_data_reg;

@@ -29,12 +29,14 @@ module xorshift32 #
     output wire [31:0] next_out
 );
 
-initial begin
-    if (RESET_SEED == 32'd0) begin
-        $error("Error: RESET_SEED must be nonzero (instance %m)");
-        $finish;
+// parameter checks: an impossible parameter set instantiates a module that
+// does not exist, named after the problem, which stops elaboration there
+// (Verilator, yosys `hierarchy -check`, any Verilog 2001 tool)
+generate
+    if (RESET_SEED == 32'd0) begin : check_reset_seed
+        param_error_RESET_SEED_must_be_nonzero bad();
     end
-end
+endgenerate
 
 reg [31:0] state_reg, state_next;
 
