@@ -12,7 +12,7 @@ HDL_TOOL = $(PY) hdl/scripts/hdl_tool.py
 
 .PHONY: test-hdl lint-hdl synth synth-hdl bench-hdl
 
-# verilator --lint-only -Wall on every module in hdl/rtl
+# verilator --lint-only -Wall on every module in hdl/rtl, as Verilog 1364-2001
 lint-hdl: python-deps
 	$(HDL_TOOL) lint
 

@@ -1,4 +1,4 @@
-"""hdl/ command line: lint (Verilator -Wall), synth (yosys), bench (throughput).
+"""hdl/ command line: lint (Verilator -Wall, Verilog 2001), synth (yosys), bench (throughput).
 
 python hdl/scripts/hdl_tool.py lint
 python hdl/scripts/hdl_tool.py synth [--top MODULE] [--generic]
@@ -48,12 +48,27 @@ def module_names() -> list[str]:
     return names
 
 
+# hdl/rtl is plain Verilog 2001 (IEEE 1364-2001): lint parses every file at that
+# level, so a Verilog 2005 / SystemVerilog construct ($clog2, $error, logic, ...)
+# is an error here, not only in a stricter tool downstream.
+LINT_LANGUAGE = "1364-2001"
+
+
 def lint() -> int:
-    env = setup_verilator_env(dict(__import__("os").environ))
+    env = setup_verilator_env(dict(os.environ))
     files = [str(f) for f in rtl_files()]
     failed = 0
     for name in module_names():
-        cmd = ["verilator", "--lint-only", "-Wall", "--top-module", name, *files]
+        cmd = [
+            "verilator",
+            "--lint-only",
+            "-Wall",
+            "--default-language",
+            LINT_LANGUAGE,
+            "--top-module",
+            name,
+            *files,
+        ]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True)
         status = "ok" if r.returncode == 0 and not r.stderr.strip() else "FAIL"
         print(f"lint {name}: {status}")
