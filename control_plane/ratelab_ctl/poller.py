@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -140,3 +141,31 @@ class Poller:
             if wait > 0:
                 self.sleep(wait)
         return self.samples
+
+
+class BackgroundPoller:
+    """A `Poller` on a thread of its own, for callers that run traffic meanwhile.
+
+    A failed read ends the polling and is kept in `error` (it is not raised on
+    the thread, where nobody would see it): when a run is torn down, the switch
+    may go away before the poller is told to stop."""
+
+    def __init__(self, poller: Poller, name: str = "poller") -> None:
+        self.poller = poller
+        self.error: Exception | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.poller.run()
+        except Exception as e:  # reported through `error`
+            self.error = e
+
+    def start(self) -> BackgroundPoller:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.poller.stop()
+        if self._thread.is_alive():
+            self._thread.join(timeout)

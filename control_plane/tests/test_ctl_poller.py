@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 
 import pytest
 from ratelab_ctl.counters import CounterSnapshot
-from ratelab_ctl.poller import SERIES_FIELDS, Poller, SeriesWriter, summary_line
+from ratelab_ctl.poller import SERIES_FIELDS, BackgroundPoller, Poller, SeriesWriter, summary_line
 from ratelab_model.counters import COUNTER_NAMES, PortCounters
 
 
@@ -120,3 +121,22 @@ def test_summary_line() -> None:
         "drops full 0 early 4 forced 0 rbcc 200 hit  99.5%"
     )
     assert "q     - avg       -" in summary_line(3, cur, None, 0.0, False)
+
+
+def test_background_poller_keeps_a_failed_read_and_stops() -> None:
+    calls = []
+
+    def read() -> CounterSnapshot:
+        calls.append(1)
+        if len(calls) == 3:
+            raise ConnectionError("switch went away")
+        return CounterSnapshot(float(len(calls)), {1: PortCounters()}, True)
+
+    out = io.StringIO()
+    background = BackgroundPoller(Poller(read, SeriesWriter(out), 0.001), "test").start()
+    deadline = time.monotonic() + 5
+    while background.error is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    background.stop()
+    assert isinstance(background.error, ConnectionError)
+    assert len(calls) == 3 and out.getvalue().count("\n") == 1 + 2  # header + two rows

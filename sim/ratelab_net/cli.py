@@ -13,7 +13,6 @@ import argparse
 import os
 import subprocess
 import sys
-import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,7 +22,7 @@ from ratelab_ctl.configfile import ConfigError
 from ratelab_ctl.connection import SwitchConnection, SwitchError
 from ratelab_ctl.controller import Controller
 from ratelab_ctl.counters import CounterSnapshot
-from ratelab_ctl.poller import Poller, SeriesWriter
+from ratelab_ctl.poller import BackgroundPoller, Poller, SeriesWriter
 from ratelab_ctl.schema import SchemaError
 from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
 from ratelab_sim.signals import Terminated, terminate_as_exception
@@ -188,27 +187,26 @@ def _run_one(
 
         before = net.interface_counters()
         first = {n: c.read_counters() for n, c in controllers.items()}
-        pollers = []
+        pollers: list[BackgroundPoller] = []
         for plan in plans:
             writer = SeriesWriter.for_path(out / f"{plan.name}.csv")
             stack.callback(writer.close)
-            ctl = controllers[plan.name]
             poller = Poller(
-                ctl.read_counters,
+                controllers[plan.name].read_counters,
                 writer,
                 topo.poll_interval_s,
                 on_sample=lambda snap, _prev, n=plan.name: samples[n].append(snap),
             )
-            thread = threading.Thread(target=poller.run, name=f"poll-{plan.name}", daemon=True)
-            thread.start()
-            pollers.append((poller, thread))
+            pollers.append(BackgroundPoller(poller, f"poll-{plan.name}").start())
+            stack.callback(pollers[-1].stop)  # before the connections close
         _say(f"running {len(topo.flows)} flow(s) for {topo.duration_s:g} s")
         traffic.run_senders(senders, _say)
         time.sleep(DRAIN_S)
         traffic.stop_receivers()
-        for poller, thread in pollers:
-            poller.stop()
-            thread.join(timeout=5)
+        for background in pollers:
+            background.stop()
+            if background.error is not None:
+                raise NetError(f"polling the routers failed: {background.error}")
         for plan in plans:
             if not net.switches[plan.name].alive():
                 raise NetError(f"router {plan.name} died:\n{net.switches[plan.name].log_tail()}")

@@ -26,7 +26,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -36,7 +35,7 @@ from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config
 from ratelab_ctl.connection import SwitchConnection, SwitchError
 from ratelab_ctl.controller import Controller
 from ratelab_ctl.counters import CounterSnapshot
-from ratelab_ctl.poller import Poller, SeriesWriter
+from ratelab_ctl.poller import BackgroundPoller, Poller, SeriesWriter
 from ratelab_ctl.schema import SchemaError
 from ratelab_ctl.switch_options import switch_options
 from ratelab_ctl.units import parse_rate
@@ -206,9 +205,9 @@ def run_traffic(
             POLL_INTERVAL_S,
             on_sample=lambda snap, _prev: snapshots.append(snap),
         )
-        poll_thread = threading.Thread(target=poller.run, name="poller", daemon=True)
-        poll_thread.start()
         stack.callback(writer.close)
+        background = BackgroundPoller(poller).start()
+        stack.callback(background.stop)  # before the writer and the connection close
 
         rate_bps = plan.bottleneck.rate_bps
         senders = []
@@ -242,8 +241,9 @@ def run_traffic(
         _finish(recv, "rbcc-recv", LINGER_S + 5)
         if sink is not None:
             _finish(sink, "udp-sink", LINGER_S + 5)
-        poller.stop()
-        poll_thread.join(timeout=5)
+        background.stop()
+        if background.error is not None:
+            raise RunError(f"polling the switch failed: {background.error}")
         elapsed = time.monotonic() - started
         if not switch.alive():
             raise RunError(f"the switch died during the run:\n{switch.log_tail()}")
