@@ -45,3 +45,5 @@ class PortCounters:
 
 
 COUNTER_NAMES: tuple[str, ...] = tuple(PortCounters().as_dict())
+# every drop cause a port counts, as `drop_<cause>` counters
+DROP_CAUSES: tuple[str, ...] = tuple(n[5:] for n in COUNTER_NAMES if n.startswith("drop_"))

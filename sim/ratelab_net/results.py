@@ -14,21 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from ratelab_ctl.counters import CounterSnapshot
-from ratelab_model.counters import PortCounters
+from ratelab_model.counters import DROP_CAUSES, PortCounters
 
 from ratelab_net.topology import Flow, Topology
 
 _PING_LINE = re.compile(r"^\[(?P<t>[0-9.]+)\].*icmp_seq=(?P<seq>\d+).*time=(?P<rtt>[0-9.]+) ms")
-DROP_CAUSES = (
-    "queue_full",
-    "red_early",
-    "red_forced",
-    "no_route",
-    "ttl_expired",
-    "bad_checksum",
-    "not_ipv4",
-    "malformed",
-)
 Q16 = 1 << 16
 
 

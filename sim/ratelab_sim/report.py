@@ -12,21 +12,11 @@ from typing import Any
 
 from ratelab_ctl.configfile import ControllerConfig
 from ratelab_ctl.counters import CounterSnapshot
-from ratelab_model.counters import PortCounters
+from ratelab_model.counters import DROP_CAUSES, PortCounters
 from ratelab_model.packet import ip_to_str
 
 from ratelab_sim.router_plan import Plan
 
-DROP_CAUSES = (
-    "queue_full",
-    "red_early",
-    "red_forced",
-    "no_route",
-    "ttl_expired",
-    "bad_checksum",
-    "not_ipv4",
-    "malformed",
-)
 Q16 = 1 << 16  # last_avg is Q16.16 packets
 
 
