@@ -23,6 +23,7 @@ from ratelab_net.topology import Flow, Topology
 SINK_LINGER_S = 10.0  # receivers outlive the last flow: retransmissions, FINs
 UDP_BASE_PORT = 5000
 TCP_BASE_PORT = 6000
+TCP_SAMPLE_S = 0.05  # TCP_INFO sampling: several samples per RTT of the studies' links
 
 
 class TrafficError(Exception):
@@ -43,85 +44,55 @@ def hosts_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "ratelab_hosts", *args]
 
 
+def _sink(kind: str, flow: Flow, listen: str, total_s: float, out: Path) -> Command:
+    """A udp-sink / tcp-sink for one flow, on its destination."""
+    args = (kind, "--listen", listen, "--duration", f"{total_s:g}")
+    json_out = ("--json-out", str(out / f"{flow.name}.sink.json"))
+    return Command(flow.dst, hosts_command(*args, *json_out), f"{flow.name} sink", waits_ready=True)
+
+
+def _sender(flow: Flow, flow_id: int, out: Path, *args: str) -> Command:
+    """A ratelab-hosts sender for one flow: ARGS plus its duration, id and JSON."""
+    common = ("--duration", f"{flow.stop_s - flow.start_s:g}", "--flow-id", str(flow_id))
+    json_out = ("--json-out", str(out / f"{flow.name}.json"))
+    return Command(flow.src, hosts_command(*args, *common, *json_out), flow.name, flow.start_s)
+
+
 def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Command]]:
     """(receivers, senders) for every flow."""
     receivers: list[Command] = []
     senders: list[Command] = []
     total = topo.duration_s + SINK_LINGER_S
-    rbcc_to: dict[str, list[Flow]] = {}
+    rbcc_destinations: dict[str, None] = {}  # one rbcc-recv per host, in flow order
     for i, flow in enumerate(topo.flows):
         dst, _ = topo.host_address(flow.dst)
-        run_s = f"{flow.stop_s - flow.start_s:g}"
+        rate = f"{flow.rate_bps}bit"
         if flow.transport == "rbcc":
-            rbcc_to.setdefault(flow.dst, []).append(flow)
+            rbcc_destinations[flow.dst] = None
             senders.append(
-                Command(
-                    flow.src,
-                    hosts_command(
-                        *("rbcc-send", "--dst", dst, "--rate", f"{flow.rate_bps}bit"),
-                        *("--size", str(flow.size), "--duration", run_s),
-                        *("--flow-id", str(1000 + i), "--json-out", str(out / f"{flow.name}.json")),
-                    ),
-                    flow.name,
-                    flow.start_s,
-                )
-            )
+                _sender(flow, 1000 + i, out, "rbcc-send", "--dst", dst, "--rate", rate,
+                        "--size", str(flow.size))
+            )  # fmt: skip
         elif flow.transport == "udp":
-            port = UDP_BASE_PORT + i
-            receivers.append(
-                Command(
-                    flow.dst,
-                    hosts_command(
-                        *("udp-sink", "--listen", f"{dst}:{port}", "--duration", f"{total:g}"),
-                        *("--json-out", str(out / f"{flow.name}.sink.json")),
-                    ),
-                    f"{flow.name} sink",
-                    waits_ready=True,
-                )
-            )
+            listen = f"{dst}:{UDP_BASE_PORT + i}"
+            receivers.append(_sink("udp-sink", flow, listen, total, out))
             pattern = ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"] if flow.on_s else []
             senders.append(
-                Command(
-                    flow.src,
-                    hosts_command(
-                        *("udp-send", "--dst", f"{dst}:{port}", "--rate", f"{flow.rate_bps}bit"),
-                        *("--size", str(flow.size), "--duration", run_s, *pattern),
-                        *("--flow-id", str(2000 + i), "--json-out", str(out / f"{flow.name}.json")),
-                    ),
-                    flow.name,
-                    flow.start_s,
-                )
-            )
+                _sender(flow, 2000 + i, out, "udp-send", "--dst", listen, "--rate", rate,
+                        "--size", str(flow.size), *pattern)
+            )  # fmt: skip
         elif flow.transport == "tcp":
-            port = TCP_BASE_PORT + i
-            receivers.append(
-                Command(
-                    flow.dst,
-                    hosts_command(
-                        *("tcp-sink", "--listen", f"{dst}:{port}", "--duration", f"{total:g}"),
-                        *("--json-out", str(out / f"{flow.name}.sink.json")),
-                    ),
-                    f"{flow.name} sink",
-                    waits_ready=True,
-                )
-            )
-            extra = ["--pattern", flow.pattern]
+            listen = f"{dst}:{TCP_BASE_PORT + i}"
+            receivers.append(_sink("tcp-sink", flow, listen, total, out))
+            pattern = ["--pattern", flow.pattern]
             if flow.pattern == "onoff":
-                extra += ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"]
+                pattern += ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"]
             if flow.pattern == "stream":
-                extra += ["--rate", f"{flow.rate_bps}bit"]
+                pattern += ["--rate", rate]
             senders.append(
-                Command(
-                    flow.src,
-                    hosts_command(
-                        *("tcp-send", "--dst", f"{dst}:{port}", "--cc", str(flow.cc)),
-                        *("--duration", run_s, *extra, "--sample-interval", "0.05"),
-                        *("--flow-id", str(3000 + i), "--json-out", str(out / f"{flow.name}.json")),
-                    ),
-                    flow.name,
-                    flow.start_s,
-                )
-            )
+                _sender(flow, 3000 + i, out, "tcp-send", "--dst", listen, "--cc", str(flow.cc),
+                        *pattern, "--sample-interval", f"{TCP_SAMPLE_S:g}")
+            )  # fmt: skip
         else:  # ping
             count = max(1, round((flow.stop_s - flow.start_s) / flow.interval_s))
             senders.append(
@@ -133,19 +104,12 @@ def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Comman
                     ping_out=out / f"{flow.name}.ping.txt",
                 )
             )
-    for dst in rbcc_to:
-        address, _ = topo.host_address(dst)
-        receivers.append(
-            Command(
-                dst,
-                hosts_command(
-                    *("rbcc-recv", "--listen", address, "--duration", f"{total:g}"),
-                    *("--json-out", str(out / f"rbcc-recv-{dst}.json")),
-                ),
-                f"rbcc receiver on {dst}",
-                waits_ready=True,
-            )
-        )
+    for host in rbcc_destinations:
+        address, _ = topo.host_address(host)
+        args = ("rbcc-recv", "--listen", address, "--duration", f"{total:g}")
+        json_out = ("--json-out", str(out / f"rbcc-recv-{host}.json"))
+        label = f"rbcc receiver on {host}"
+        receivers.append(Command(host, hosts_command(*args, *json_out), label, waits_ready=True))
     return receivers, senders
 
 

@@ -14,6 +14,7 @@ from ratelab_net.network import host_shaping, link_delays
 from ratelab_net.results import balance, parse_ping
 from ratelab_net.routers import plan_routers
 from ratelab_net.topology import load_variants, parse_topology
+from ratelab_net.traffic import plan_commands
 from ratelab_sim.build import ROOT
 
 EXAMPLES = ROOT / "sim" / "examples"
@@ -185,3 +186,26 @@ def test_balance() -> None:
     )
     assert (bal.host_tx, bal.host_rx, bal.router_drops) == (160, 140, 10)
     assert bal.unaccounted == 10
+
+
+def test_flows_become_host_commands(tmp_path: Path) -> None:
+    topo = parse_topology(
+        LINE.replace("pattern: onoff, on: 1s, off: 1s", "pattern: onoff, on: 1s, off: 2s")
+        + "  - {name: vid, from: c, to: a, transport: tcp, cc: bbr,"
+        + " pattern: stream, rate: 2mbit}\n",
+        "line.yaml",
+    )
+    receivers, senders = plan_commands(topo, tmp_path)
+    args = {c.label: c.args[3:] for c in [*receivers, *senders]}  # after python -m ratelab_hosts
+    assert args["bulk sink"][:3] == ["tcp-sink", "--listen", "10.0.2.1:6000"]
+    assert args["bulk"][:6] == ["tcp-send", "--dst", "10.0.2.1:6000", "--cc", "reno", "--pattern"]
+    bulk = args["bulk"]
+    assert bulk[bulk.index("--duration") + 1] == "3"  # stop - start
+    assert args["f2"][:5] == ["udp-send", "--dst", "10.0.3.1:5001", "--rate", "1000000bit"]
+    assert args["f2"][7:11] == ["--on", "1", "--off", "2"]
+    assert args["vid"][5:9] == ["--pattern", "stream", "--rate", "2000000bit"]
+    assert args["rbcc receiver on a"][:3] == ["rbcc-recv", "--listen", "10.0.1.1"]
+    assert all(c.waits_ready for c in receivers) and not any(c.waits_ready for c in senders)
+    ping = next(c for c in senders if c.label == "f4")
+    assert ping.args == ["ping", "-D", "-n", "-i", "0.2", "-c", "25", "10.0.1.1"]
+    assert ping.ping_out == tmp_path / "f4.ping.txt"
