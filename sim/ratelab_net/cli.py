@@ -37,6 +37,10 @@ PROG = "ratelab-net"
 DRAIN_S = 1.0  # after the traffic: everything queued or delayed has left
 
 
+class UsageError(Exception):
+    """The command was used wrongly (not root, no compiler); one line."""
+
+
 def _say(message: str) -> None:
     print(f"{PROG}: {message}", flush=True)
 
@@ -223,10 +227,6 @@ def _run_one(
         print(f"plots: {png}")
     print(f"results: {out} (per-router counters <router>.csv, per-flow JSON, switch logs)")
     return summarize(flows, samples, final, bal)
-
-
-class UsageError(Exception):
-    pass
 
 
 _COMMANDS = {"check": cmd_check, "run": cmd_run, "clean": cmd_clean}

@@ -293,10 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         for leftover in sweep():
             _say(f"removed a leftover of an earlier run: {leftover}")
         results = run_traffic(cfg, plan, json_path, p4info, out, args.duration, udp_rate)
-    except (BuildError, HarnessError, SwitchStartError, SwitchError, SchemaError) as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 1
-    except RunError as e:
+    except (BuildError, HarnessError, SwitchStartError, SwitchError, SchemaError, RunError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, Terminated) as e:
