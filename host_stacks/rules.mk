@@ -1,6 +1,6 @@
 # host_stacks/: the rate-based host stack (package ratelab_hosts). Its tests run
-# with pytest (host_stacks/tests); the end-to-end ones need root and iproute2.
-APT_PACKAGES += iproute2
+# with pytest (host_stacks/tests); the end-to-end ones need root, iproute2 and ethtool.
+APT_PACKAGES += iproute2 ethtool
 
 # Pacing accuracy of RBCC and UDP CBR over a veth pair (needs root).
 BENCH_TARGETS += bench-hosts

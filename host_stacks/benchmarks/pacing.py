@@ -33,7 +33,7 @@ def _run(pair, ns: str, *args: str) -> None:  # type: ignore[no-untyped-def]
 
 def measure(mbit: int, tmp: Path) -> dict[str, object]:
     rate = f"{mbit}mbit"
-    with veth_pair("rlhb") as pair:
+    with veth_pair() as pair:
         recv = pair.spawn(
             pair.ns_b, "rbcc-recv", "--listen", ADDR_B, "--json-out", str(tmp / "recv.json")
         )

@@ -1,8 +1,8 @@
 """Two network namespaces joined by a veth pair, for end-to-end tests and
-benchmarks of the host stacks (no switch in between). Names carry a prefix
-and the pid so parallel runs do not collide (interface names stay within 15
-characters); everything is removed on exit, also after a failure, and the
-processes started through ``spawn`` are ended."""
+benchmarks of the host stacks (no switch in between), built on the project's
+network harness (`ratelab_sim.Netns`, `ratelab_sim.VethPair`): names rl<pid>...,
+IPv6 and offloads off, everything removed on exit, also after a failure. The
+processes started through ``spawn`` are ended on exit."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import ratelab_sim
 
 HOST_STACKS = Path(__file__).resolve().parents[1]  # on PYTHONPATH of spawned commands
 ADDR_A = "10.201.0.1"
@@ -26,11 +28,9 @@ def can_make_namespaces() -> str | None:
         return "needs root (network namespaces)"
     if shutil.which("ip") is None:
         return "needs iproute2's ip"
+    if shutil.which("ethtool") is None:
+        return "needs ethtool (veth offloads off)"
     return None
-
-
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
 
 
 @dataclass
@@ -55,31 +55,24 @@ class VethPair:
         self.procs.append(proc)
         return proc
 
-
-@contextmanager
-def veth_pair(prefix: str = "rlh") -> Iterator[VethPair]:
-    """Namespaces PREFIX<pid>a and PREFIX<pid>b, each holding the veth end of
-    the same name, addressed ADDR_A and ADDR_B (/24)."""
-    tag = f"{prefix}{os.getpid()}"
-    if len(tag) + 1 > 15:
-        raise ValueError(f"prefix {prefix!r} makes interface names longer than 15 characters")
-    pair = VethPair(f"{tag}a", f"{tag}b")
-    created: list[str] = []
-    try:
-        for ns in (pair.ns_a, pair.ns_b):
-            _ip("netns", "add", ns)
-            created.append(ns)
-            _ip("-n", ns, "link", "set", "lo", "up")
-        _ip("-n", pair.ns_a, "link", "add", f"{tag}a", "type", "veth", "peer", "name", f"{tag}b")
-        _ip("-n", pair.ns_a, "link", "set", f"{tag}b", "netns", pair.ns_b)
-        for ns, dev, addr in ((pair.ns_a, f"{tag}a", ADDR_A), (pair.ns_b, f"{tag}b", ADDR_B)):
-            _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-            _ip("-n", ns, "link", "set", dev, "up")
-        yield pair
-    finally:
-        for proc in pair.procs:
+    def _end_processes(self) -> None:
+        for proc in self.procs:
             if proc.poll() is None:
                 proc.kill()
             proc.communicate()
-        for ns in created:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+@contextmanager
+def veth_pair() -> Iterator[VethPair]:
+    """Namespaces <tag>a and <tag>b (tag = `ratelab_sim.unique_prefix()`), each
+    holding the veth end of the same name, addressed ADDR_A and ADDR_B (/24)."""
+    tag = ratelab_sim.unique_prefix()
+    with ExitStack() as stack:
+        ns_a = stack.enter_context(ratelab_sim.Netns(f"{tag}a"))
+        ns_b = stack.enter_context(ratelab_sim.Netns(f"{tag}b"))
+        link = stack.enter_context(ratelab_sim.VethPair(f"{tag}a", f"{tag}b", ns_a.name, ns_b.name))
+        for ns, iface, addr in ((ns_a, link.a, ADDR_A), (ns_b, link.b, ADDR_B)):
+            ns.add_address(iface, f"{addr}/24")
+        pair = VethPair(ns_a.name, ns_b.name)
+        stack.callback(pair._end_processes)  # before the namespaces go
+        yield pair
