@@ -69,6 +69,8 @@ pub(crate) struct State {
     key_scratch: Vec<u128>,
     adata: Vec<Val>,
     bw: Vec<u8>,
+    /// Headers serialised for a calculation's input, before they join `bw`.
+    hdr: Vec<u8>,
 }
 
 impl State {
@@ -104,6 +106,7 @@ impl State {
             key_scratch: Vec::new(),
             adata: Vec::new(),
             bw: Vec::new(),
+            hdr: Vec::new(),
         }
     }
 }
@@ -395,6 +398,7 @@ pub(crate) fn deparse(p: &Program, pkt: &Pkt, out: &mut Vec<u8>) {
 pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u64 {
     let c = &p.calcs[calc as usize];
     let mut buf = std::mem::take(&mut st.bw);
+    let mut hdr = std::mem::take(&mut st.hdr);
     buf.clear();
     buf.reserve(64);
     let mut last_hdr: Option<u32> = None;
@@ -413,9 +417,9 @@ pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u6
             CalcIn::Const(v, w) => bw.push(*v, *w),
             CalcIn::Header(h) => {
                 if pkt.phv.valid[*h as usize] {
-                    let mut tmp = Vec::new();
-                    emit_header(p, &pkt.phv, *h, &mut tmp);
-                    bw.push_bytes(&tmp);
+                    hdr.clear();
+                    emit_header(p, &pkt.phv, *h, &mut hdr);
+                    bw.push_bytes(&hdr);
                 }
                 last_hdr = Some(*h);
             }
@@ -430,13 +434,13 @@ pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u6
             CalcIn::Payload => {
                 let pos = last_hdr.and_then(|h| p.deparser.iter().position(|&x| x == h));
                 let from = pos.map_or(0, |x| x + 1);
-                let mut tmp = Vec::new();
+                hdr.clear();
                 for &h in &p.deparser[from..] {
                     if pkt.phv.valid[h as usize] {
-                        emit_header(p, &pkt.phv, h, &mut tmp);
+                        emit_header(p, &pkt.phv, h, &mut hdr);
                     }
                 }
-                bw.push_bytes(&tmp);
+                bw.push_bytes(&hdr);
                 bw.push_bytes(&pkt.payload);
             }
         }
@@ -444,6 +448,7 @@ pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u6
     bw.finish();
     let r = st.calc_algos[calc as usize].compute(&buf, &mut st.rng);
     st.bw = buf;
+    st.hdr = hdr;
     r
 }
 
