@@ -15,12 +15,14 @@ one share between them on a machine shared with other work.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -29,16 +31,26 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 import grpc  # noqa: E402
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r  # noqa: E402
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub  # noqa: E402
+from ratelab_sim import VethPair, sweep, unique_prefix  # noqa: E402
 from ratelab_switch.arbitration import to_uint128  # noqa: E402
 from switch_basic_program import BASIC_JSON, basic_p4info, route  # noqa: E402
 from switch_client import INSERT, StreamClient, write  # noqa: E402
 
-PAIRS = [("rsbench1", "rsbench1p"), ("rsbench2", "rsbench2p")]
+# (switch side, host side); rl<pid>..., unique to this process (ratelab_sim's names).
+_TAG = unique_prefix()
+PAIRS = [(f"{_TAG}s1", f"{_TAG}h1"), (f"{_TAG}s2", f"{_TAG}h2")]
 DST = "10.0.2.9"
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True)
+@contextlib.contextmanager
+def veth_pairs() -> Iterator[None]:
+    """PAIRS as veth pairs (up, IPv6 and offloads off), removed on exit; leftovers
+    of earlier runs that died are swept first."""
+    sweep()
+    with contextlib.ExitStack() as stack:
+        for a, b in PAIRS:
+            stack.enter_context(VethPair(a, b))
+        yield
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -105,25 +117,18 @@ def _one_run(pktgen: str, pid: int, size: int, count: int, pps: int) -> dict[str
 
 
 def run(pktgen: str, count: int, rates: list[int], sizes: list[int]) -> dict[str, object]:
-    for a, b in PAIRS:
-        subprocess.run(["ip", "link", "del", a], capture_output=True)
-        _ip("link", "add", a, "type", "veth", "peer", "name", b)
-        for name in (a, b):
-            Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6").write_text("1")
-            _ip("link", "set", name, "up")
-    proc, _ = _start_daemon()
-    try:
-        runs = [
-            _one_run(pktgen, proc.pid, size, count, rate) | {"requested_pps": rate or "max"}
-            for size in sizes
-            for rate in rates
-        ]
-        return {"machine_cpus": os.cpu_count(), "program": "basic.json", "runs": runs}
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-        for a, _ in PAIRS:
-            subprocess.run(["ip", "link", "del", a], capture_output=True)
+    with veth_pairs():
+        proc, _ = _start_daemon()
+        try:
+            runs = [
+                _one_run(pktgen, proc.pid, size, count, rate) | {"requested_pps": rate or "max"}
+                for size in sizes
+                for rate in rates
+            ]
+            return {"machine_cpus": os.cpu_count(), "program": "basic.json", "runs": runs}
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
 
 
 def main() -> int:

@@ -30,7 +30,7 @@ HERE = Path(__file__).parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import grpc  # noqa: E402
-from bench_daemon import DST, PAIRS, _ip, _start_daemon  # noqa: E402
+from bench_daemon import DST, PAIRS, _start_daemon, veth_pairs  # noqa: E402
 from switch_basic_program import ipv4_packet  # noqa: E402
 
 # (rate bit/s, delay µs, frame bytes for the rate run)
@@ -95,45 +95,38 @@ def _rate_run(pktgen: str, rate: int, size: int, delay_us: int) -> dict[str, obj
 
 
 def run(pktgen: str) -> dict[str, object]:
-    for a, b in PAIRS:
-        subprocess.run(["ip", "link", "del", a], capture_output=True)
-        _ip("link", "add", a, "type", "veth", "peer", "name", b)
-        for name in (a, b):
-            Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6").write_text("1")
-            _ip("link", "set", name, "up")
-    proc, port = _start_daemon()
-    tx, rx = _raw(PAIRS[0][1]), _raw(PAIRS[1][1])
-    points = []
-    try:
-        for rate, delay_us, size in POINTS:
-            _target(port, "SetQueueRate", {"port": 2, "rate": f"{rate}bit"})
-            _target(port, "SetLinkDelay", {"port": 2, "delay": delay_us})
-            probe_len = len(ipv4_packet(b"\0\0\0\0", payload=b"ratelab-probe-00"))
-            tx_us = -(-probe_len * 8 * 1_000_000 // rate)
-            one_way = [_probe(tx, rx, b"ratelab-probe-%02d" % i) for i in range(PROBES)]
-            expected_ms = (delay_us + tx_us) / 1000
-            median_ms = statistics.median(one_way) * 1000
-            points.append(
-                {
-                    "rate_bps": rate,
-                    "link_delay_ms": delay_us / 1000,
-                    "probe_bytes": probe_len,
-                    "expected_one_way_ms": expected_ms,
-                    "measured_one_way_ms_min": round(min(one_way) * 1000, 3),
-                    "measured_one_way_ms_median": round(median_ms, 3),
-                    "excess_ms_median": round(median_ms - expected_ms, 3),
-                    **_rate_run(pktgen, rate, size, delay_us),
-                }
-            )
-            print(json.dumps(points[-1]), flush=True)
-        return {"machine_cpus": os.cpu_count(), "program": "basic.json", "points": points}
-    finally:
-        tx.close()
-        rx.close()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-        for a, _ in PAIRS:
-            subprocess.run(["ip", "link", "del", a], capture_output=True)
+    with veth_pairs():
+        proc, port = _start_daemon()
+        tx, rx = _raw(PAIRS[0][1]), _raw(PAIRS[1][1])
+        points = []
+        try:
+            for rate, delay_us, size in POINTS:
+                _target(port, "SetQueueRate", {"port": 2, "rate": f"{rate}bit"})
+                _target(port, "SetLinkDelay", {"port": 2, "delay": delay_us})
+                probe_len = len(ipv4_packet(b"\0\0\0\0", payload=b"ratelab-probe-00"))
+                tx_us = -(-probe_len * 8 * 1_000_000 // rate)
+                one_way = [_probe(tx, rx, b"ratelab-probe-%02d" % i) for i in range(PROBES)]
+                expected_ms = (delay_us + tx_us) / 1000
+                median_ms = statistics.median(one_way) * 1000
+                points.append(
+                    {
+                        "rate_bps": rate,
+                        "link_delay_ms": delay_us / 1000,
+                        "probe_bytes": probe_len,
+                        "expected_one_way_ms": expected_ms,
+                        "measured_one_way_ms_min": round(min(one_way) * 1000, 3),
+                        "measured_one_way_ms_median": round(median_ms, 3),
+                        "excess_ms_median": round(median_ms - expected_ms, 3),
+                        **_rate_run(pktgen, rate, size, delay_us),
+                    }
+                )
+                print(json.dumps(points[-1]), flush=True)
+            return {"machine_cpus": os.cpu_count(), "program": "basic.json", "points": points}
+        finally:
+            tx.close()
+            rx.close()
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=10)
 
 
 def main() -> int:

@@ -5,6 +5,7 @@ Needs root (to create veth pairs) and the ratelab_engine extension; skipped othe
 
 from __future__ import annotations
 
+import contextlib
 import io
 import itertools
 import os
@@ -24,6 +25,7 @@ pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is no
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
+from ratelab_sim import HarnessError, VethPair, unique_prefix
 from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.pcap import read_pcap
 from switch_basic_program import BASIC_JSON, basic_p4info, ipv4_packet, route
@@ -38,26 +40,19 @@ def _ip(*args: str) -> None:
 
 @pytest.fixture
 def veths() -> Iterator[list[tuple[str, str]]]:
-    """Two veth pairs (switch side, host side), removed afterwards."""
+    """Two veth pairs (switch side, host side) from ratelab_sim's harness: up, IPv6
+    and offloads off, names unique to this process, removed afterwards."""
     if os.geteuid() != 0:
         pytest.skip("needs root to create veth pairs")
-    tag = f"{os.getpid() % 100000}"
-    pairs = [(f"rs{tag}a{i}", f"rs{tag}b{i}") for i in (1, 2)]
-    made: list[str] = []
-    try:
+    tag = unique_prefix()
+    pairs = [(f"{tag}s{i}", f"{tag}h{i}") for i in (1, 2)]
+    with contextlib.ExitStack() as stack:
         for a, b in pairs:
             try:
-                _ip("link", "add", a, "type", "veth", "peer", "name", b)
-            except (subprocess.CalledProcessError, FileNotFoundError):
-                pytest.skip("cannot create veth pairs here")
-            made.append(a)
-            for name in (a, b):
-                Path(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6").write_text("1")
-                _ip("link", "set", name, "up")
+                stack.enter_context(VethPair(a, b))
+            except HarnessError as e:
+                pytest.skip(f"cannot create veth pairs here: {e}")
         yield pairs
-    finally:
-        for a in made:
-            subprocess.run(["ip", "link", "del", a], capture_output=True)
 
 
 def _raw(iface: str) -> socket.socket:
