@@ -24,6 +24,9 @@ SINK_LINGER_S = 10.0  # receivers outlive the last flow: retransmissions, FINs
 UDP_BASE_PORT = 5000
 TCP_BASE_PORT = 6000
 TCP_SAMPLE_S = 0.05  # TCP_INFO sampling: several samples per RTT of the studies' links
+# How long a sender may run past its stop time: rbcc-send gives up on an unanswered
+# FIN and tcp-send on unacknowledged data after 30 s.
+SENDER_GRACE_S = 45.0
 
 
 class TrafficError(Exception):
@@ -38,6 +41,7 @@ class Command:
     start_s: float = 0.0
     waits_ready: bool = False  # a receiver: wait for its "listening on" line
     ping_out: Path | None = None
+    run_s: float = 0.0  # a sender: how long it is meant to run
 
 
 def hosts_command(*args: str) -> list[str]:
@@ -55,7 +59,9 @@ def _sender(flow: Flow, flow_id: int, out: Path, *args: str) -> Command:
     """A ratelab-hosts sender for one flow: ARGS plus its duration, id and JSON."""
     common = ("--duration", f"{flow.stop_s - flow.start_s:g}", "--flow-id", str(flow_id))
     json_out = ("--json-out", str(out / f"{flow.name}.json"))
-    return Command(flow.src, hosts_command(*args, *common, *json_out), flow.name, flow.start_s)
+    run_s = flow.stop_s - flow.start_s
+    command = hosts_command(*args, *common, *json_out)
+    return Command(flow.src, command, flow.name, flow.start_s, run_s=run_s)
 
 
 def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Command]]:
@@ -102,6 +108,7 @@ def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Comman
                     flow.name,
                     flow.start_s,
                     ping_out=out / f"{flow.name}.ping.txt",
+                    run_s=flow.stop_s - flow.start_s,
                 )
             )
     for host in rbcc_destinations:
@@ -114,7 +121,8 @@ def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Comman
 
 
 class TrafficRun:
-    """Runs the commands through `popen(host, args)` (a Mininet host's popen)."""
+    """Runs the commands through `popen(host, args)`: a Mininet host's popen, or a
+    command run in a network namespace (ratelab_sim.router_run)."""
 
     def __init__(self, popen: Callable[[str, list[str]], subprocess.Popen[Any]]) -> None:
         self.popen = popen
@@ -144,9 +152,18 @@ class TrafficRun:
             running.append((cmd, proc))
             on_progress(f"{time.monotonic() - t0:5.1f} s: started {cmd.label} on {cmd.host}")
         for cmd, proc in running:
-            out, err = proc.communicate()
+            deadline = t0 + cmd.start_s + cmd.run_s + SENDER_GRACE_S
+            try:
+                out, err = proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                late = f"{cmd.run_s + SENDER_GRACE_S:g} s"
+                raise TrafficError(f"{cmd.label} did not finish within {late}") from None
             if cmd.ping_out is not None:
                 cmd.ping_out.write_text(out if isinstance(out, str) else out.decode())
+            # 1 is a failure the command reports in its JSON (e.g. a flow that did not
+            # complete): the report shows it. Anything else is a failure of the run.
             elif proc.returncode not in (0, 1):
                 text = err if isinstance(err, str) else (err or b"").decode()
                 raise TrafficError(f"{cmd.label} failed (status {proc.returncode}): {text.strip()}")

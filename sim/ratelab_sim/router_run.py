@@ -29,6 +29,7 @@ import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from subprocess import PIPE
 from typing import Any
 
 from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config
@@ -39,6 +40,7 @@ from ratelab_ctl.poller import BackgroundPoller, Poller, SeriesWriter
 from ratelab_ctl.schema import SchemaError
 from ratelab_ctl.switch_options import switch_options
 from ratelab_ctl.units import parse_rate
+from ratelab_net.traffic import Command, TrafficError, TrafficRun, hosts_command
 
 from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
 from ratelab_sim.netns import HarnessError, Netns, VethPair, sweep, unique_prefix
@@ -52,12 +54,26 @@ PROG = "ratelab-run"
 DEFAULT_CONFIG = ROOT / "control_plane" / "examples" / "router.yaml"
 UDP_PORT = 5001
 POLL_INTERVAL_S = 0.1
-# Receivers outlive the senders by this much: the last retransmissions and FINs.
+# Receivers are started to outlive the senders by this much (they are stopped once the
+# senders are done and the network is drained).
 LINGER_S = 10.0
+DRAIN_S = 1.0
 
 
 class RunError(Exception):
     """A run-time failure; str() is one line (plus a log tail where it helps)."""
+
+
+# What ends a run early with one line and status 1.
+RUN_FAILURES = (
+    BuildError,
+    HarnessError,
+    SwitchStartError,
+    SwitchError,
+    SchemaError,
+    RunError,
+    TrafficError,
+)
 
 
 def _say(message: str) -> None:
@@ -81,50 +97,6 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--out", default=str(ROOT / "build" / "run"), help="results folder")
     ap.add_argument("--p4c", default=None, help="compiler with p4c's command line")
     return ap.parse_args(argv)
-
-
-class _Hosts:
-    """Processes started in the hosts' namespaces; all ended on exit."""
-
-    def __init__(self, namespaces: dict[str, Netns], out: Path) -> None:
-        self.namespaces = namespaces
-        self.out = out
-        self.procs: list[subprocess.Popen[str]] = []
-
-    def spawn(self, host: Host, *args: str) -> subprocess.Popen[str]:
-        cmd = self.namespaces[host.name].exec_args([sys.executable, "-m", "ratelab_hosts", *args])
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.out
-        )
-        self.procs.append(proc)
-        return proc
-
-    def close(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-
-
-def _wait_listening(proc: subprocess.Popen[str], what: str) -> None:
-    assert proc.stderr is not None
-    line = proc.stderr.readline()
-    if "listening on" not in line:
-        rest = line + proc.stderr.read()
-        raise RunError(f"{what} did not start: {rest.strip() or 'no output'}")
-
-
-def _finish(proc: subprocess.Popen[str], what: str, timeout: float) -> None:
-    try:
-        _, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise RunError(f"{what} did not finish within {timeout:g} s") from None
-    # 1 is a run-time failure the command reports in its JSON (e.g. a flow that did not
-    # complete): the report shows it. Anything else is a failure of the run itself.
-    if proc.returncode not in (0, 1):
-        raise RunError(f"{what} failed (status {proc.returncode}): {err.strip()}")
 
 
 def _setup_host(ns: Netns, iface: str, host: Host) -> None:
@@ -178,23 +150,38 @@ def run_traffic(
         ctl.push_pipeline(json_path, p4info)
         ctl.apply_config(cfg)
 
-        procs = _Hosts(namespaces, out)
-        stack.callback(procs.close)
+        def popen(host: str, args: list[str]) -> subprocess.Popen[str]:
+            cmd = namespaces[host].exec_args(args)
+            return subprocess.Popen(cmd, stdout=PIPE, stderr=PIPE, text=True, cwd=out)
+
+        traffic = TrafficRun(popen)
+        stack.callback(traffic.kill_all)
         receiver = plan.receiver
-        recv = procs.spawn(
-            receiver,
-            *("rbcc-recv", "--listen", receiver.address, "--flows", str(len(plan.senders))),
-            *("--duration", f"{duration + LINGER_S:g}", "--json-out", "rbcc_recv.json"),
-        )
-        _wait_listening(recv, f"rbcc-recv on {receiver.name}")
-        sink = None
-        if udp_rate_bps:
-            sink = procs.spawn(
-                receiver,
-                *("udp-sink", "--listen", f"{receiver.address}:{UDP_PORT}", "--idle", "1"),
-                *("--duration", f"{duration + LINGER_S:g}", "--json-out", "udp_sink.json"),
+        listen_s = f"{duration + LINGER_S:g}"
+        receivers = [
+            Command(
+                receiver.name,
+                hosts_command(
+                    *("rbcc-recv", "--listen", receiver.address, "--flows", str(len(plan.senders))),
+                    *("--duration", listen_s, "--json-out", "rbcc_recv.json"),
+                ),
+                f"rbcc-recv on {receiver.name}",
+                waits_ready=True,
             )
-            _wait_listening(sink, f"udp-sink on {receiver.name}")
+        ]
+        if udp_rate_bps:
+            receivers.append(
+                Command(
+                    receiver.name,
+                    hosts_command(
+                        *("udp-sink", "--listen", f"{receiver.address}:{UDP_PORT}"),
+                        *("--duration", listen_s, "--json-out", "udp_sink.json"),
+                    ),
+                    f"udp-sink on {receiver.name}",
+                    waits_ready=True,
+                )
+            )
+        traffic.start_receivers(receivers)
 
         snapshots: list[CounterSnapshot] = []
         ports = [h.port for h in hosts]
@@ -210,24 +197,31 @@ def run_traffic(
         stack.callback(background.stop)  # before the writer and the connection close
 
         rate_bps = plan.bottleneck.rate_bps
-        senders = []
-        for i, host in enumerate(plan.senders):
-            senders.append(
-                procs.spawn(
-                    host,
+        senders = [
+            Command(
+                host.name,
+                hosts_command(
                     *("rbcc-send", "--dst", receiver.address, "--rate", f"{rate_bps}bit"),
                     *("--duration", f"{duration:g}", "--flow-id", str(101 + i)),
                     *("--json-out", f"rbcc_send_{host.name}.json"),
-                )
+                ),
+                f"rbcc-send on {host.name}",
+                run_s=duration,
             )
+            for i, host in enumerate(plan.senders)
+        ]
         udp_sender = plan.senders[-1]
         if udp_rate_bps:
             senders.append(
-                procs.spawn(
-                    udp_sender,
-                    *("udp-send", "--dst", f"{receiver.address}:{UDP_PORT}"),
-                    *("--rate", f"{udp_rate_bps}bit", "--duration", f"{duration:g}"),
-                    *("--flow-id", "201", "--json-out", "udp_send.json"),
+                Command(
+                    udp_sender.name,
+                    hosts_command(
+                        *("udp-send", "--dst", f"{receiver.address}:{UDP_PORT}"),
+                        *("--rate", f"{udp_rate_bps}bit", "--duration", f"{duration:g}"),
+                        *("--flow-id", "201", "--json-out", "udp_send.json"),
+                    ),
+                    f"udp-send on {udp_sender.name}",
+                    run_s=duration,
                 )
             )
         _say(
@@ -236,11 +230,9 @@ def run_traffic(
             + f" to {receiver.name} ({receiver.address})"
         )
         started = time.monotonic()
-        for proc in senders:
-            _finish(proc, "a sender", duration + 45)
-        _finish(recv, "rbcc-recv", LINGER_S + 5)
-        if sink is not None:
-            _finish(sink, "udp-sink", LINGER_S + 5)
+        traffic.run_senders(senders, lambda _message: None)
+        time.sleep(DRAIN_S)  # what is still queued or on its way reaches the receivers
+        traffic.stop_receivers()  # they write their results now
         background.stop()
         if background.error is not None:
             raise RunError(f"polling the switch failed: {background.error}")
@@ -293,7 +285,15 @@ def main(argv: list[str] | None = None) -> int:
         for leftover in sweep():
             _say(f"removed a leftover of an earlier run: {leftover}")
         results = run_traffic(cfg, plan, json_path, p4info, out, args.duration, udp_rate)
-    except (BuildError, HarnessError, SwitchStartError, SwitchError, SchemaError, RunError) as e:
+    except (
+        BuildError,
+        HarnessError,
+        SwitchStartError,
+        SwitchError,
+        SchemaError,
+        RunError,
+        TrafficError,
+    ) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, Terminated) as e:
