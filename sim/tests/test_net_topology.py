@@ -3,18 +3,20 @@ pure parts of the results (no network needed)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 from ratelab_ctl.configfile import ConfigError
 from ratelab_ctl.counters import CounterSnapshot
 from ratelab_model.counters import PortCounters
+from ratelab_net import traffic
 from ratelab_net.cli import main
 from ratelab_net.network import host_shaping, link_delays
 from ratelab_net.results import balance, parse_ping
 from ratelab_net.routers import plan_routers
 from ratelab_net.topology import load_variants, parse_topology
-from ratelab_net.traffic import plan_commands
+from ratelab_net.traffic import Command, TrafficError, TrafficRun, plan_commands
 from ratelab_sim.build import ROOT
 
 EXAMPLES = ROOT / "sim" / "examples"
@@ -209,3 +211,19 @@ def test_flows_become_host_commands(tmp_path: Path) -> None:
     ping = next(c for c in senders if c.label == "f4")
     assert ping.args == ["ping", "-D", "-n", "-i", "0.2", "-c", "25", "10.0.1.1"]
     assert ping.ping_out == tmp_path / "f4.ping.txt"
+
+
+def _local(_host: str, args: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_traffic_run_fails_late_and_silent_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = TrafficRun(_local)
+    with pytest.raises(TrafficError, match="quiet sink did not start: oops"):
+        run.start_receivers([Command("h", ["sh", "-c", "echo oops >&2"], "quiet sink", 0, True)])
+    monkeypatch.setattr(traffic, "SENDER_GRACE_S", 0.2)
+    with pytest.raises(TrafficError, match=r"slow did not finish within 0\.2 s"):
+        run.run_senders([Command("h", ["sleep", "30"], "slow")], lambda _m: None)
+    with pytest.raises(TrafficError, match=r"bad failed \(status 3\): broken"):
+        run.run_senders([Command("h", ["sh", "-c", "echo broken >&2; exit 3"], "bad")], print)
+    run.kill_all()
