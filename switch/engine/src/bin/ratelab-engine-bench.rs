@@ -234,6 +234,9 @@ fn main() {
         cases.push(("router", Program::Router(json), 1000, 64));
         cases.push(("router", Program::Router(json), 1000, 512));
     }
+    // RATELAB_BENCH_ONLY=router (or basic) runs one program, e.g. under a profiler.
+    let only = std::env::var("RATELAB_BENCH_ONLY").ok();
+    cases.retain(|c| only.as_deref().is_none_or(|o| o == c.0));
     for (name, program, routes, len) in cases {
         // Best of three runs: the machine may be shared.
         let (pps, cpu, fwd) = (0..3)
