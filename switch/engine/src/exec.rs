@@ -1,6 +1,6 @@
 //! Packet execution: parser, deparser, checksums, actions, control flow.
 
-use crate::calc::{Algo, BitSink};
+use crate::calc::{Algo, BitSink, CsumSink, Sink};
 use crate::phv::{mask, read_bits, Phv, Val};
 use crate::program::*;
 use crate::rng::Rng;
@@ -69,8 +69,6 @@ pub(crate) struct State {
     key_scratch: Vec<u128>,
     adata: Vec<Val>,
     bw: Vec<u8>,
-    /// Headers serialised for a calculation's input, before they join `bw`.
-    hdr: Vec<u8>,
 }
 
 impl State {
@@ -106,7 +104,6 @@ impl State {
             key_scratch: Vec::new(),
             adata: Vec::new(),
             bw: Vec::new(),
-            hdr: Vec::new(),
         }
     }
 }
@@ -396,14 +393,33 @@ pub(crate) fn deparse(p: &Program, pkt: &Pkt, out: &mut Vec<u8>) {
 
 /// Evaluates a calculation on the packet.
 pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u64 {
-    let c = &p.calcs[calc as usize];
-    let mut buf = std::mem::take(&mut st.bw);
-    let mut hdr = std::mem::take(&mut st.hdr);
-    buf.clear();
-    buf.reserve(64);
+    let inputs = &p.calcs[calc as usize].inputs;
+    match &st.calc_algos[calc as usize] {
+        Algo::Csum16 => {
+            let mut sink = CsumSink::default();
+            feed(p, pkt, inputs, &mut sink);
+            sink.finish() as u64
+        }
+        // Ignores its input.
+        Algo::Random => st.rng.next_u64(),
+        _ => {
+            let mut buf = std::mem::take(&mut st.bw);
+            buf.clear();
+            let mut sink = BitSink::new(&mut buf);
+            feed(p, pkt, inputs, &mut sink);
+            sink.finish();
+            let r = st.calc_algos[calc as usize].compute(&buf, &mut st.rng);
+            st.bw = buf;
+            r
+        }
+    }
+}
+
+/// Appends a calculation's input bits to `sink`: fields, constants, whole
+/// headers (as the deparser would write them) and the payload.
+fn feed<S: Sink>(p: &Program, pkt: &Pkt, inputs: &[CalcIn], sink: &mut S) {
     let mut last_hdr: Option<u32> = None;
-    let mut bw = BitSink::new(&mut buf);
-    for i in &c.inputs {
+    for i in inputs {
         match i {
             CalcIn::Field(f, w, h) => {
                 if *h != u32::MAX {
@@ -412,21 +428,19 @@ pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u6
                     }
                     last_hdr = Some(*h);
                 }
-                bw.push(pkt.phv.vals[*f as usize], *w);
+                sink.push(pkt.phv.vals[*f as usize], *w);
             }
-            CalcIn::Const(v, w) => bw.push(*v, *w),
+            CalcIn::Const(v, w) => sink.push(*v, *w),
             CalcIn::Header(h) => {
                 if pkt.phv.valid[*h as usize] {
-                    hdr.clear();
-                    emit_header(p, &pkt.phv, *h, &mut hdr);
-                    bw.push_bytes(&hdr);
+                    feed_header(p, &pkt.phv, *h, sink);
                 }
                 last_hdr = Some(*h);
             }
             CalcIn::Varbit(h) => {
                 if pkt.phv.valid[*h as usize] {
                     if let Some(vb) = &p.headers[*h as usize].varbit {
-                        bw.push_bytes(&pkt.phv.varbits[vb.slot as usize].1);
+                        sink.push_bytes(&pkt.phv.varbits[vb.slot as usize].1);
                     }
                     last_hdr = Some(*h);
                 }
@@ -434,22 +448,33 @@ pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u6
             CalcIn::Payload => {
                 let pos = last_hdr.and_then(|h| p.deparser.iter().position(|&x| x == h));
                 let from = pos.map_or(0, |x| x + 1);
-                hdr.clear();
                 for &h in &p.deparser[from..] {
                     if pkt.phv.valid[h as usize] {
-                        emit_header(p, &pkt.phv, h, &mut hdr);
+                        feed_header(p, &pkt.phv, h, sink);
                     }
                 }
-                bw.push_bytes(&hdr);
-                bw.push_bytes(&pkt.payload);
+                sink.push_bytes(&pkt.payload);
             }
         }
     }
-    bw.finish();
-    let r = st.calc_algos[calc as usize].compute(&buf, &mut st.rng);
-    st.bw = buf;
-    st.hdr = hdr;
-    r
+}
+
+/// A header's bits as [`emit_header`] writes them: its fields, zero bits up
+/// to a whole byte, then its variable-length field.
+fn feed_header<S: Sink>(p: &Program, phv: &Phv, h: u32, sink: &mut S) {
+    let hi = &p.headers[h as usize];
+    let first = hi.first_field as usize;
+    let fields = &p.fields[first..first + hi.nfields as usize];
+    for (f, &v) in fields.iter().zip(&phv.vals[first..first + fields.len()]) {
+        sink.push(v, f.width);
+    }
+    let partial = hi.bits % 8;
+    if partial != 0 {
+        sink.push(0, 8 - partial);
+    }
+    if let Some(vb) = &hi.varbit {
+        sink.push_bytes(&phv.varbits[vb.slot as usize].1);
+    }
 }
 
 fn cond_ok(p: &Program, pkt: &Pkt, c: &Option<Expr>) -> bool {

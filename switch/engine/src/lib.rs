@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod calc;
+mod compile;
 mod error;
 mod exec;
 mod json;

@@ -3,6 +3,7 @@
 //! Built by [`crate::load`]; immutable while packets run.
 
 use crate::calc::Algo;
+use crate::compile::CExpr;
 use crate::phv::{mask, sext, Phv, Val};
 use std::collections::HashMap;
 
@@ -180,6 +181,62 @@ fn width_of(w: Val) -> u32 {
     w.clamp(0, 128) as u32
 }
 
+/// A binary operator on evaluated operands (`LAnd` / `LOr` without
+/// short-circuiting: callers that need it evaluate the right side lazily).
+#[inline(always)]
+pub(crate) fn apply_bin(op: BinOp, a: Val, z: Val) -> Val {
+    match op {
+        BinOp::Add => a.wrapping_add(z),
+        BinOp::Sub => a.wrapping_sub(z),
+        BinOp::Mul => a.wrapping_mul(z),
+        BinOp::Div => {
+            if z == 0 {
+                0
+            } else {
+                a.wrapping_div(z)
+            }
+        }
+        BinOp::Mod => {
+            if z == 0 {
+                0
+            } else {
+                a.wrapping_rem(z)
+            }
+        }
+        BinOp::Shl => {
+            if !(0..128).contains(&z) {
+                0
+            } else {
+                a.wrapping_shl(z as u32)
+            }
+        }
+        BinOp::Shr => {
+            if z < 0 {
+                a
+            } else if z >= 128 {
+                if a < 0 {
+                    -1
+                } else {
+                    0
+                }
+            } else {
+                a >> z
+            }
+        }
+        BinOp::And => a & z,
+        BinOp::Or => a | z,
+        BinOp::Xor => a ^ z,
+        BinOp::Eq => b(a == z),
+        BinOp::Ne => b(a != z),
+        BinOp::Lt => b(a < z),
+        BinOp::Gt => b(a > z),
+        BinOp::Le => b(a <= z),
+        BinOp::Ge => b(a >= z),
+        BinOp::LAnd => b(a != 0 && z != 0),
+        BinOp::LOr => b(a != 0 || z != 0),
+    }
+}
+
 impl Expr {
     /// Evaluates with BMv2's semantics: arbitrary-precision arithmetic,
     /// truncated only when stored (here: exact while intermediate values fit
@@ -216,57 +273,7 @@ impl Expr {
                     BinOp::LOr => return b(l.eval(c) != 0 || r.eval(c) != 0),
                     _ => {}
                 }
-                let a = l.eval(c);
-                let z = r.eval(c);
-                match op {
-                    BinOp::Add => a.wrapping_add(z),
-                    BinOp::Sub => a.wrapping_sub(z),
-                    BinOp::Mul => a.wrapping_mul(z),
-                    BinOp::Div => {
-                        if z == 0 {
-                            0
-                        } else {
-                            a.wrapping_div(z)
-                        }
-                    }
-                    BinOp::Mod => {
-                        if z == 0 {
-                            0
-                        } else {
-                            a.wrapping_rem(z)
-                        }
-                    }
-                    BinOp::Shl => {
-                        if !(0..128).contains(&z) {
-                            0
-                        } else {
-                            a.wrapping_shl(z as u32)
-                        }
-                    }
-                    BinOp::Shr => {
-                        if z < 0 {
-                            a
-                        } else if z >= 128 {
-                            if a < 0 {
-                                -1
-                            } else {
-                                0
-                            }
-                        } else {
-                            a >> z
-                        }
-                    }
-                    BinOp::And => a & z,
-                    BinOp::Or => a | z,
-                    BinOp::Xor => a ^ z,
-                    BinOp::Eq => b(a == z),
-                    BinOp::Ne => b(a != z),
-                    BinOp::Lt => b(a < z),
-                    BinOp::Gt => b(a > z),
-                    BinOp::Le => b(a <= z),
-                    BinOp::Ge => b(a >= z),
-                    BinOp::LAnd | BinOp::LOr => unreachable!("handled above"),
-                }
+                apply_bin(*op, l.eval(c), r.eval(c))
             }
             Expr::Not(x) => b(x.eval(c) == 0),
             Expr::BitNot(x) => !x.eval(c),
@@ -323,9 +330,9 @@ pub(crate) enum LField {
 /// One action primitive.
 #[derive(Debug, Clone)]
 pub(crate) enum Prim {
-    Assign(LField, Expr),
+    Assign(LField, CExpr),
     /// Several assignments as one primitive (fields wider than 128 bits).
-    AssignMany(Vec<(LField, Expr)>),
+    AssignMany(Vec<(LField, CExpr)>),
     AssignVL(HdrRef, HdrRef),
     AssignHeader(HdrRef, HdrRef),
     AssignUnion(u32, u32),
@@ -333,11 +340,11 @@ pub(crate) enum Prim {
     AddHeader(HdrRef),
     RemoveHeader(HdrRef),
     MarkToDrop,
-    RegRead(LField, u32, Expr),
-    RegWrite(u32, Expr, Expr),
-    Count(u32, Expr),
-    ExecMeter(u32, Expr, LField),
-    HashOffset(LField, Expr, u32, Expr),
+    RegRead(LField, u32, CExpr),
+    RegWrite(u32, CExpr, CExpr),
+    Count(u32, CExpr),
+    ExecMeter(u32, CExpr, LField),
+    HashOffset(LField, CExpr, u32, CExpr),
     RngUniform(LField, Expr, Expr),
     CloneI2E(Expr, Option<u32>),
     CloneE2E(Expr, Option<u32>),
@@ -348,10 +355,10 @@ pub(crate) enum Prim {
     Push(u32, Expr),
     Pop(u32, Expr),
     Log(String, Vec<Expr>),
-    Assert(Expr),
+    Assert(CExpr),
     Exit,
     Jump(usize),
-    JumpIfZero(Expr, usize),
+    JumpIfZero(CExpr, usize),
 }
 
 /// An action: parameters and primitives.
@@ -420,7 +427,7 @@ pub(crate) enum Node {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Conditional {
-    pub expr: Expr,
+    pub expr: CExpr,
     pub t: Option<Node>,
     pub f: Option<Node>,
 }

@@ -97,7 +97,10 @@ impl Ld {
                 if let Some(p) = self.wide_assign(&params[0], &params[1])? {
                     return Ok(p);
                 }
-                Prim::Assign(self.lfield(&params[0], np)?, self.expr(&params[1], np)?)
+                Prim::Assign(
+                    self.lfield(&params[0], np)?,
+                    self.expr(&params[1], np)?.into(),
+                )
             }
             "assign_VL" => {
                 n(2)?;
@@ -156,29 +159,29 @@ impl Ld {
                 Prim::RegRead(
                     self.lfield(&params[0], np)?,
                     named(&params[1], &self.reg_by_name, "register array")?,
-                    self.expr(&params[2], np)?,
+                    self.expr(&params[2], np)?.into(),
                 )
             }
             "register_write" => {
                 n(3)?;
                 Prim::RegWrite(
                     named(&params[0], &self.reg_by_name, "register array")?,
-                    self.expr(&params[1], np)?,
-                    self.expr(&params[2], np)?,
+                    self.expr(&params[1], np)?.into(),
+                    self.expr(&params[2], np)?.into(),
                 )
             }
             "count" => {
                 n(2)?;
                 Prim::Count(
                     named(&params[0], &self.ctr_by_name, "counter array")?,
-                    self.expr(&params[1], np)?,
+                    self.expr(&params[1], np)?.into(),
                 )
             }
             "execute_meter" => {
                 n(3)?;
                 Prim::ExecMeter(
                     named(&params[0], &self.meter_by_name, "meter array")?,
-                    self.expr(&params[1], np)?,
+                    self.expr(&params[1], np)?.into(),
                     self.lfield(&params[2], np)?,
                 )
             }
@@ -186,9 +189,9 @@ impl Ld {
                 n(4)?;
                 Prim::HashOffset(
                     self.lfield(&params[0], np)?,
-                    self.expr(&params[1], np)?,
+                    self.expr(&params[1], np)?.into(),
                     named(&params[2], &self.p.calc_by_name, "calculation")?,
-                    self.expr(&params[3], np)?,
+                    self.expr(&params[3], np)?.into(),
                 )
             }
             "modify_field_rng_uniform" => {
@@ -263,7 +266,7 @@ impl Ld {
             }
             "assert" | "assume" => {
                 n(1)?;
-                Prim::Assert(self.expr(&params[0], np)?)
+                Prim::Assert(self.expr(&params[0], np)?.into())
             }
             "exit" => Prim::Exit,
             "_jump" => {
@@ -272,7 +275,7 @@ impl Ld {
             }
             "_jump_if_zero" => {
                 n(2)?;
-                Prim::JumpIfZero(self.expr(&params[0], np)?, jump_target(&params[1])?)
+                Prim::JumpIfZero(self.expr(&params[0], np)?.into(), jump_target(&params[1])?)
             }
             other => return opj.err(format!("unknown primitive {other:?}")),
         })

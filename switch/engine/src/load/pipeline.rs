@@ -112,7 +112,7 @@ impl Ld {
                 self.p.tables.push(def);
             }
             for c in &conds {
-                let expr = self.expr(&c.get("expression")?, 0)?;
+                let expr = self.expr(&c.get("expression")?, 0)?.into();
                 self.p.conds.push(Conditional {
                     expr,
                     t: node(c.opt("true_next"))?,

@@ -135,7 +135,7 @@ impl Ld {
                         f: c,
                         mask: self.p.field_masks[c as usize],
                     },
-                    e,
+                    e.into(),
                 )
             })
             .collect();
