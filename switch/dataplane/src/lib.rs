@@ -3,16 +3,18 @@
 //!
 //! Each turn the thread sleeps in `ppoll` until a port is readable, a wake-up
 //! (an injected packet, a stop request) arrives, or the traffic manager's next
-//! departure time comes; then it reads every ready port in batches
-//! (`recvmmsg`), feeds the frames and injected packets to the engine stamped
-//! with CLOCK_MONOTONIC microseconds under one lock of the engine's mutex
-//! (control operations take the same mutex between turns), and sends what
-//! comes out in batches (`sendmmsg`). Frames leaving on the CPU port and
-//! digests are queued as [`Event`]s for the controller, which drains them
-//! with [`Dataplane::next_events`]. The engine itself never reads a clock.
+//! departure time comes; then it reads every ready port in batches (from its
+//! PACKET_MMAP receive ring, or with `recvmmsg` where the kernel gives no
+//! ring), feeds the frames and injected packets to the engine stamped with
+//! CLOCK_MONOTONIC microseconds under one lock of the engine's mutex (control
+//! operations take the same mutex between turns), and sends what comes out in
+//! batches (`sendmmsg`). Frames leaving on the CPU port and digests are queued
+//! as [`Event`]s for the controller, which drains them with
+//! [`Dataplane::next_events`]. The engine itself never reads a clock.
 
 pub mod pcap;
 pub mod port;
+pub mod ring;
 
 use std::collections::VecDeque;
 use std::io;
@@ -471,6 +473,7 @@ impl Worker {
                     sw.inject(p.number, frame, now);
                 }
             }
+            p.port.release();
         }
         if let Some(sw) = &mut sw {
             for (port, data) in &self.injected {

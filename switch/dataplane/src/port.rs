@@ -1,5 +1,6 @@
 //! One switch port: an AF_PACKET socket bound to a network interface, read
-//! with `recvmmsg` and written with `sendmmsg`, [`BATCH`] frames per call.
+//! from a PACKET_MMAP receive ring (or, where the kernel refuses one, with
+//! `recvmmsg`) and written with `sendmmsg`, [`BATCH`] frames per turn.
 
 use std::ffi::CString;
 use std::io;
@@ -7,7 +8,9 @@ use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::null_mut;
 
-/// Frames read (or written) per system call.
+use crate::ring::{self, RxRing, Slot};
+
+/// Frames read per turn (and written per system call).
 pub const BATCH: usize = 64;
 /// Room per received frame: a packet socket can hand over a GSO frame of up
 /// to 64 KiB plus headers; a larger one arrives truncated and is dropped.
@@ -68,6 +71,11 @@ pub struct Port {
     fd: OwnedFd,
     /// The interface's MTU (bytes after the Ethernet header).
     pub mtu: usize,
+    /// None: read with recvmmsg into `rx_bufs`.
+    ring: Option<RxRing>,
+    /// Ring slots returned by the last `recv` and not yet released.
+    held: usize,
+    /// With a ring, only frames too big for their slot are read into these.
     rx_bufs: Vec<u8>,
     rx_cmsgs: Vec<[u64; CMSG_WORDS]>,
     rx_iovs: Vec<libc::iovec>,
@@ -83,8 +91,15 @@ unsafe impl Send for Port {}
 
 impl Port {
     /// Opens a socket on `iface`: sees every frame the interface receives
-    /// (not the ones it sends), with 802.1Q tags reported in PACKET_AUXDATA.
+    /// (not the ones it sends), with 802.1Q tags reported (in the ring's
+    /// headers or PACKET_AUXDATA). Reads from a receive ring if the kernel
+    /// gives one.
     pub fn open(iface: &str) -> io::Result<Port> {
+        Port::open_with(iface, true)
+    }
+
+    /// [`Port::open`], `rx_ring` false: read with recvmmsg only.
+    pub fn open_with(iface: &str, rx_ring: bool) -> io::Result<Port> {
         // SAFETY: plain system calls on a descriptor this function owns.
         let raw = cvt(unsafe {
             libc::socket(
@@ -99,6 +114,22 @@ impl Port {
         set_int(raw, libc::SOL_PACKET, libc::PACKET_AUXDATA, 1)?;
         let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER);
         let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER);
+        let mtu = std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(1500);
+        // Set up before bind, so that no frame is queued the old way. A frame
+        // too big for its slot (the MTU raised later, a GSO frame) is copied
+        // whole into the socket's queue as well (PACKET_COPY_THRESH).
+        let ring = if rx_ring {
+            RxRing::new(raw, ring::slot_size(mtu), ring::RING_BYTES)
+                .and_then(|r| {
+                    set_int(raw, libc::SOL_PACKET, libc::PACKET_COPY_THRESH, 1).map(|_| r)
+                })
+                .ok()
+        } else {
+            None
+        };
         // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
         let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
@@ -112,13 +143,11 @@ impl Port {
                 size_of::<libc::sockaddr_ll>() as libc::socklen_t,
             )
         })?;
-        let mtu = std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(1500);
         let mut port = Port {
             fd,
             mtu,
+            ring,
+            held: 0,
             rx_bufs: vec![0; BATCH * SLOT],
             rx_cmsgs: vec![[0; CMSG_WORDS]; BATCH],
             // SAFETY: iovec and mmsghdr are plain data; all-zero is valid.
@@ -140,17 +169,20 @@ impl Port {
         self.fd.as_raw_fd()
     }
 
+    /// Whether frames are read from a receive ring.
+    pub fn has_ring(&self) -> bool {
+        self.ring.is_some()
+    }
+
     /// Reads up to [`BATCH`] waiting frames without blocking; returns how
-    /// many. Frame `i` is then [`Port::frame`]`(i, ..)`.
+    /// many. Frame `i` is then [`Port::frame`]`(i, ..)` until
+    /// [`Port::release`] (or the next `recv`).
     pub fn recv(&mut self) -> io::Result<usize> {
-        for i in 0..BATCH {
-            let h = &mut self.rx_msgs[i].msg_hdr;
-            h.msg_iov = &mut self.rx_iovs[i];
-            h.msg_iovlen = 1;
-            h.msg_control = self.rx_cmsgs[i].as_mut_ptr().cast();
-            h.msg_controllen = CMSG_WORDS * 8;
-            h.msg_flags = 0;
+        self.release();
+        if self.ring.is_some() {
+            return self.recv_ring();
         }
+        self.prepare_msgs();
         loop {
             // SAFETY: every header points at this Port's buffers, sized as declared.
             let n = unsafe {
@@ -174,16 +206,106 @@ impl Port {
         }
     }
 
+    fn recv_ring(&mut self) -> io::Result<usize> {
+        let Some(ring) = &self.ring else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        while n < BATCH {
+            let status = ring.status(n);
+            if status & libc::TP_STATUS_USER == 0 {
+                break;
+            }
+            if status & libc::TP_STATUS_COPY != 0 {
+                // The whole frame is next in the socket's queue.
+                let h = &mut self.rx_msgs[n];
+                h.msg_hdr.msg_iov = &mut self.rx_iovs[n];
+                h.msg_hdr.msg_iovlen = 1;
+                h.msg_hdr.msg_control = self.rx_cmsgs[n].as_mut_ptr().cast();
+                h.msg_hdr.msg_controllen = CMSG_WORDS * 8;
+                h.msg_hdr.msg_flags = 0;
+                // SAFETY: the header points at this Port's buffers, sized as declared.
+                let r = unsafe {
+                    libc::recvmsg(self.fd.as_raw_fd(), &mut h.msg_hdr, libc::MSG_DONTWAIT)
+                };
+                if r < 0 {
+                    h.msg_hdr.msg_flags = libc::MSG_TRUNC; // lost: counted as too big
+                } else {
+                    h.msg_len = r as libc::c_uint;
+                }
+            }
+            n += 1;
+        }
+        self.held = n;
+        if n == 0 {
+            // Woken with nothing in the ring: an error (ENETDOWN) is pending.
+            let mut err: libc::c_int = 0;
+            let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+            // SAFETY: `err` and `len` are live and sized as passed.
+            cvt(unsafe {
+                libc::getsockopt(
+                    self.fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_ERROR,
+                    (&mut err as *mut libc::c_int).cast(),
+                    &mut len,
+                )
+            })?;
+            if err != 0 {
+                return Err(io::Error::from_raw_os_error(err));
+            }
+        }
+        Ok(n)
+    }
+
+    /// Whether a frame waits in the receive ring (false without a ring):
+    /// known without a system call.
+    pub fn ready(&self) -> bool {
+        self.ring
+            .as_ref()
+            .is_some_and(|r| self.held == 0 && r.ready())
+    }
+
+    /// Hands the ring slots of the last [`Port::recv`] back to the kernel
+    /// (before sleeping: a held slot keeps the socket readable).
+    pub fn release(&mut self) {
+        if let Some(ring) = &mut self.ring {
+            ring.release(self.held);
+        }
+        self.held = 0;
+    }
+
+    fn prepare_msgs(&mut self) {
+        for i in 0..BATCH {
+            let h = &mut self.rx_msgs[i].msg_hdr;
+            h.msg_iov = &mut self.rx_iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = self.rx_cmsgs[i].as_mut_ptr().cast();
+            h.msg_controllen = CMSG_WORDS * 8;
+            h.msg_flags = 0;
+        }
+    }
+
     /// Frame `i` of the last [`Port::recv`] as it was on the wire: an 802.1Q
     /// tag the kernel stripped into metadata (VLAN offload) is put back, as
     /// libpcap does (into `scratch`). None for a frame that did not fit.
     pub fn frame<'a>(&'a self, i: usize, scratch: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+        if let Some(ring) = &self.ring {
+            match ring::parse_slot(ring.slot(i), ring.status(i)) {
+                Slot::Frame(data, None) => return Some(data),
+                Slot::Frame(data, Some(tag)) => return Some(restore_tag(data, tag, scratch)),
+                Slot::Truncated => return None,
+                Slot::Copied => {} // read into rx_bufs by recv
+            }
+        }
         let m = &self.rx_msgs[i];
         if m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
             return None;
         }
         let data = &self.rx_bufs[i * SLOT..i * SLOT + m.msg_len as usize];
-        Some(match auxdata(&m.msg_hdr).and_then(|a| vlan_tag(&a)) {
+        let tag =
+            auxdata(&m.msg_hdr).and_then(|a| vlan_tag(a.tp_status, a.tp_vlan_tci, a.tp_vlan_tpid));
+        Some(match tag {
             Some(tag) => restore_tag(data, tag, scratch),
             None => data,
         })
@@ -251,18 +373,19 @@ fn auxdata(h: &libc::msghdr) -> Option<libc::tpacket_auxdata> {
     None
 }
 
-/// (TCI, TPID) of a tag the kernel took off the frame, if it did.
-fn vlan_tag(aux: &libc::tpacket_auxdata) -> Option<(u16, u16)> {
-    if aux.tp_status & libc::TP_STATUS_VLAN_VALID == 0 {
+/// (TCI, TPID) of a tag the kernel took off the frame, if it did, from the
+/// status, TCI and TPID of PACKET_AUXDATA or a ring slot's header.
+pub(crate) fn vlan_tag(status: u32, tci: u16, tpid: u16) -> Option<(u16, u16)> {
+    if status & libc::TP_STATUS_VLAN_VALID == 0 {
         return None;
     }
     // Kernels before 3.14 do not report the TPID: it was 802.1Q then.
-    let tpid = if aux.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
-        aux.tp_vlan_tpid
+    let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 {
+        tpid
     } else {
         ETH_P_8021Q
     };
-    Some((aux.tp_vlan_tci, tpid))
+    Some((tci, tpid))
 }
 
 /// `data` with the tag put back after the MAC addresses (into `scratch`).
@@ -282,31 +405,19 @@ fn restore_tag<'a>(data: &'a [u8], (tci, tpid): (u16, u16), scratch: &'a mut Vec
 mod tests {
     use super::*;
 
-    fn aux(status: u32, tci: u16, tpid: u16) -> libc::tpacket_auxdata {
-        libc::tpacket_auxdata {
-            tp_status: status,
-            tp_len: 0,
-            tp_snaplen: 0,
-            tp_mac: 0,
-            tp_net: 14,
-            tp_vlan_tci: tci,
-            tp_vlan_tpid: tpid,
-        }
-    }
-
     #[test]
     fn a_stripped_vlan_tag_is_put_back() {
         let frame: Vec<u8> = (0u8..12).chain(*b"\x08\x00payload").collect();
         let mut scratch = Vec::new();
-        let tag = vlan_tag(&aux(0x10 | 0x40, 0x2064, 0x88a8)).unwrap();
+        let tag = vlan_tag(0x10 | 0x40, 0x2064, 0x88a8).unwrap();
         let got = restore_tag(&frame, tag, &mut scratch);
         let want: Vec<u8> = (0u8..12)
             .chain(*b"\x88\xa8\x20\x64\x08\x00payload")
             .collect();
         assert_eq!(got, want);
-        assert_eq!(vlan_tag(&aux(0, 0, 0)), None);
+        assert_eq!(vlan_tag(0, 0, 0), None);
         // No TPID reported: 802.1Q.
-        assert_eq!(vlan_tag(&aux(0x10, 5, 0)), Some((5, 0x8100)));
+        assert_eq!(vlan_tag(0x10, 5, 0), Some((5, 0x8100)));
         assert!(is_tagged(&want) && !is_tagged(&frame));
     }
 }

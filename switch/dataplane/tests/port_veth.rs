@@ -1,0 +1,188 @@
+//! Ports on a real veth pair, read through the receive ring and through
+//! recvmmsg: plain frames, a VLAN tag the kernel strips and we put back, and a
+//! frame larger than a ring slot (the MTU raised after the port was opened).
+//! Needs root and `ip`; passes without checking anything otherwise.
+
+use std::mem::{size_of, zeroed};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use ratelab_dataplane::port::{if_index, Port};
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip")
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A veth pair (names unique to this process and test), deleted on drop.
+struct Veth(String, String);
+
+impl Veth {
+    fn new(tag: &str) -> Option<Veth> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root");
+            return None;
+        }
+        let a = format!("rlp{}{tag}a", std::process::id());
+        let b = format!("rlp{}{tag}b", std::process::id());
+        if !ip(&["link", "add", &a, "type", "veth", "peer", "name", &b]) {
+            eprintln!("skipped: cannot create a veth pair");
+            return None;
+        }
+        let v = Veth(a, b);
+        for i in [&v.0, &v.1] {
+            assert!(ip(&["link", "set", i, "up"]));
+        }
+        Some(v)
+    }
+
+    fn mtu(&self, mtu: usize) {
+        for i in [&self.0, &self.1] {
+            assert!(ip(&["link", "set", i, "mtu", &mtu.to_string()]));
+        }
+    }
+}
+
+impl Drop for Veth {
+    fn drop(&mut self) {
+        ip(&["link", "del", &self.0]);
+    }
+}
+
+/// Sends `frame` as is out of `iface`.
+fn inject(iface: &str, frame: &[u8]) {
+    // SAFETY: plain socket calls on a descriptor closed at the end; the
+    // address and frame outlive the calls that use them.
+    unsafe {
+        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
+        assert!(fd >= 0);
+        let mut sll: libc::sockaddr_ll = zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_ifindex = if_index(iface).unwrap();
+        let r = libc::sendto(
+            fd,
+            frame.as_ptr().cast(),
+            frame.len(),
+            0,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        );
+        libc::close(fd);
+        assert_eq!(
+            r,
+            frame.len() as isize,
+            "{}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// A frame with `marker` in it: broadcast, `ethertype`, after `tag` (if any).
+fn frame(marker: &[u8], tag: Option<[u8; 4]>, len: usize) -> Vec<u8> {
+    let mut f = vec![0xff; 6];
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x09]);
+    if let Some(t) = tag {
+        f.extend_from_slice(&t);
+    }
+    f.extend_from_slice(&[0x88, 0xb5]); // local experimental ethertype
+    f.extend_from_slice(marker);
+    f.resize(len.max(f.len()), 0x5a);
+    f
+}
+
+/// The frames with `marker` that `port` receives within a second, until
+/// `count` arrived.
+fn receive(port: &mut Port, marker: &[u8], count: usize) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    let mut scratch = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while got.len() < count && Instant::now() < deadline {
+        let mut p = libc::pollfd {
+            fd: port.fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        unsafe { libc::poll(&mut p, 1, 50) };
+        let n = port.recv().unwrap();
+        for i in 0..n {
+            let f = port.frame(i, &mut scratch).expect("a frame read whole");
+            if f.windows(marker.len()).any(|w| w == marker) {
+                got.push(f.to_vec());
+            }
+        }
+        port.release();
+    }
+    got
+}
+
+fn check(rx_ring: bool, tag: &str) {
+    let Some(v) = Veth::new(tag) else { return };
+    let mut port = Port::open_with(&v.0, rx_ring).unwrap();
+    assert_eq!(port.has_ring(), rx_ring);
+    assert_eq!(port.mtu, 1500);
+
+    let plain = frame(b"ratelab-plain", None, 60);
+    let tagged = frame(b"ratelab-tagged", Some([0x81, 0x00, 0x20, 0x64]), 60);
+    inject(&v.1, &plain);
+    inject(&v.1, &tagged);
+    let got = receive(&mut port, b"ratelab-", 2);
+    assert_eq!(got, [plain, tagged], "the tag is put back");
+    assert!(!port.ready());
+
+    // Larger than a ring slot (2048 bytes for MTU 1500): read whole anyway.
+    v.mtu(9000);
+    let big = frame(b"ratelab-big", None, 5000);
+    let after = frame(b"ratelab-after", None, 60);
+    inject(&v.1, &big);
+    inject(&v.1, &after);
+    let got = receive(&mut port, b"ratelab-", 2);
+    assert_eq!(got, [big, after], "in order, whole");
+
+    // And the other way: frames sent on the port arrive at the peer.
+    let mut peer = Port::open_with(&v.1, rx_ring).unwrap();
+    let out = [
+        frame(b"ratelab-out1", None, 60),
+        frame(b"ratelab-out2", None, 1514),
+    ];
+    let mut failed = Vec::new();
+    port.send(&out, |f: &Vec<u8>| f.as_slice(), &mut failed);
+    assert!(failed.is_empty());
+    assert_eq!(receive(&mut peer, b"ratelab-out", 2), out);
+}
+
+#[test]
+fn a_port_reads_through_its_receive_ring() {
+    check(true, "r");
+}
+
+#[test]
+fn a_port_reads_with_recvmmsg_without_a_ring() {
+    check(false, "m");
+}
+
+#[test]
+fn a_deleted_interface_is_an_error_once_the_ring_is_empty() {
+    let Some(v) = Veth::new("d") else { return };
+    let mut port = Port::open(&v.0).unwrap();
+    inject(&v.1, &frame(b"ratelab-last", None, 60));
+    assert_eq!(receive(&mut port, b"ratelab-last", 1).len(), 1);
+    assert!(ip(&["link", "del", &v.0]));
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match port.recv() {
+            Err(e) => {
+                assert_eq!(e.raw_os_error(), Some(libc::ENETDOWN));
+                break;
+            }
+            Ok(_) => {
+                port.release();
+                assert!(Instant::now() < deadline, "no error reported");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
