@@ -1,7 +1,10 @@
 """Benchmark (not a test): packets/s forwarded end to end by the ratelab-switch daemon
 between two veth pairs. A sender (ratelab-pktgen, a separate process using sendmmsg)
 offers IPv4/UDP frames on one pair's host side; a receiver (another ratelab-pktgen)
-counts them on the other's; the daemon runs `basic.json` with one route between them.
+counts them on the other's with a socket filter and the socket's statistics, reading
+none (a veth delivers to the receiver inside the switch's send call, so a copy per
+frame there would be charged to the switch); the daemon runs `basic.json` with one
+route between them.
 Needs root and the ratelab_engine extension. Writes one JSON object to --out.
 
 The daemon, sender and receiver each start a session of their own: with the kernel's
@@ -125,7 +128,12 @@ def run(pktgen: str, count: int, rates: list[int], sizes: list[int]) -> dict[str
                 for size in sizes
                 for rate in rates
             ]
-            return {"machine_cpus": os.cpu_count(), "program": "basic.json", "runs": runs}
+            return {
+                "machine_cpus": os.cpu_count(),
+                "program": "basic.json",
+                "receiver": "socket filter + PACKET_STATISTICS (frames counted, not read)",
+                "runs": runs,
+            }
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=10)

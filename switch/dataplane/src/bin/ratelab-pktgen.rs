@@ -1,6 +1,7 @@
 //! Traffic for the daemon benchmark (switch/tests/bench_daemon.py): a sender
-//! and a receiver of IPv4/UDP frames on AF_PACKET sockets, batched with
-//! sendmmsg / recvmmsg, fast enough to offer the switch more than it forwards.
+//! of IPv4/UDP frames on an AF_PACKET socket, batched with sendmmsg, fast
+//! enough to offer the switch more than it forwards, and a receiver that
+//! counts them (see `recv`).
 //!
 //!     ratelab-pktgen send IFACE DST_IP SIZE COUNT [PPS]   (PPS 0 or absent: as fast as possible)
 //!     ratelab-pktgen recv IFACE SECONDS [IDLE_SECONDS]
@@ -20,33 +21,26 @@ const MARKER: &[u8] = b"ratelab-pktgen";
 const BATCH: usize = 64;
 const ETH_P_ALL: u16 = 0x0003;
 
-/// `rcvbuf`: a receiving socket (big buffer); otherwise protocol 0, so the
-/// sender is not handed a copy of every frame it sends.
-fn socket(iface: &str, rcvbuf: bool) -> io::Result<libc::c_int> {
-    let proto = if rcvbuf { ETH_P_ALL.to_be() } else { 0 };
+/// An AF_PACKET socket, not yet bound.
+fn socket() -> io::Result<libc::c_int> {
     // SAFETY: plain system calls; the descriptor lives until the process exits.
     unsafe {
-        let fd = libc::socket(
-            libc::AF_PACKET,
-            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-            libc::c_int::from(proto),
-        );
+        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0);
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        if rcvbuf {
-            let size: libc::c_int = 32 << 20;
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUFFORCE,
-                (&size as *const libc::c_int).cast(),
-                size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
+        Ok(fd)
+    }
+}
+
+/// Binds `fd` to `iface` for frames of `proto`: ETH_P_ALL to receive, 0 for
+/// a sender, so that it is not handed a copy of every frame it sends.
+fn bind(fd: libc::c_int, iface: &str, proto: u16) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is plain data; all-zero is valid; passed with its size.
+    unsafe {
         let mut sll: libc::sockaddr_ll = zeroed();
         sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto;
+        sll.sll_protocol = proto.to_be();
         sll.sll_ifindex = if_index(iface)?;
         if libc::bind(
             fd,
@@ -56,8 +50,8 @@ fn socket(iface: &str, rcvbuf: bool) -> io::Result<libc::c_int> {
         {
             return Err(io::Error::last_os_error());
         }
-        Ok(fd)
     }
+    Ok(())
 }
 
 fn checksum(b: &[u8]) -> u16 {
@@ -91,8 +85,9 @@ fn frame(dst: [u8; 4], size: usize) -> Vec<u8> {
 }
 
 fn send(iface: &str, dst: [u8; 4], size: usize, count: u64, pps: f64) -> io::Result<String> {
-    let fd = socket(iface, false)?;
+    let fd = socket()?;
     let f = frame(dst, size);
+    bind(fd, iface, 0)?;
     let mut iov = libc::iovec {
         iov_base: f.as_ptr() as *mut libc::c_void,
         iov_len: f.len(),
@@ -129,22 +124,89 @@ fn send(iface: &str, dst: [u8; 4], size: usize, count: u64, pps: f64) -> io::Res
     ))
 }
 
-fn recv(iface: &str, seconds: f64, idle: f64) -> io::Result<String> {
-    let fd = socket(iface, true)?;
-    const SLOT: usize = 2048;
-    let mut bufs = vec![0u8; BATCH * SLOT];
-    let mut iovs: Vec<libc::iovec> = (0..BATCH)
-        .map(|i| libc::iovec {
-            iov_base: bufs[i * SLOT..].as_mut_ptr().cast(),
-            iov_len: SLOT,
-        })
-        .collect();
-    // SAFETY: mmsghdr is plain data; all-zero is valid.
-    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { zeroed() }; BATCH];
-    for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
-        m.msg_hdr.msg_iov = iov;
-        m.msg_hdr.msg_iovlen = 1;
+/// A classic BPF program accepting only frames with MARKER at byte 42 (just
+/// after the Ethernet, IPv4 and UDP headers).
+fn marker_filter() -> Vec<libc::sock_filter> {
+    const LD_W: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+    const LD_H: u16 = (libc::BPF_LD | libc::BPF_H | libc::BPF_ABS) as u16;
+    const JEQ: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+    const RET: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+    let op = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let mut prog = Vec::new();
+    let chunks: Vec<&[u8]> = MARKER.chunks(4).collect();
+    for (i, c) in chunks.iter().enumerate() {
+        let left = (chunks.len() - 1 - i) as u8; // compares after this one
+        let (load, value) = match c.len() {
+            4 => (LD_W, u32::from_be_bytes([c[0], c[1], c[2], c[3]])),
+            2 => (LD_H, u32::from(u16::from_be_bytes([c[0], c[1]]))),
+            _ => unreachable!("MARKER is 14 bytes"),
+        };
+        prog.push(op(load, 0, 0, 42 + 4 * i as u32));
+        // Equal: on to the next load; else jump to the final "reject".
+        prog.push(op(JEQ, 0, 2 * left + 1, value));
     }
+    prog.push(op(RET, 0, 0, 64)); // accept
+    prog.push(op(RET, 0, 0, 0)); // reject
+    prog
+}
+
+/// Frames the filter accepted since the last call (PACKET_STATISTICS counts
+/// those queued and those dropped for want of room, and starts again at 0).
+fn accepted(fd: libc::c_int) -> io::Result<u64> {
+    // SAFETY: tpacket_stats is plain data; `st` and `len` are live and sized as passed.
+    unsafe {
+        let mut st: libc::tpacket_stats = zeroed();
+        let mut len = size_of::<libc::tpacket_stats>() as libc::socklen_t;
+        if libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            (&mut st as *mut libc::tpacket_stats).cast(),
+            &mut len,
+        ) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(u64::from(st.tp_packets))
+    }
+}
+
+/// Counts the sender's frames arriving on `iface` without reading them: a
+/// socket filter picks them out and the socket's statistics count them; the
+/// socket's buffer is as small as can be, so nearly all are dropped right
+/// after the filter. A veth runs the delivery to this socket inside the
+/// switch's send call, so a receiver that copied every frame would charge
+/// that copy to the switch's CPU time.
+fn recv(iface: &str, seconds: f64, idle: f64) -> io::Result<String> {
+    let fd = socket()?;
+    let prog = marker_filter();
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    let zero: libc::c_int = 0;
+    // SAFETY: `fprog` points at `prog`, both alive for the call (the kernel
+    // copies the program); `zero` outlives its call.
+    unsafe {
+        if libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ATTACH_FILTER,
+            (&fprog as *const libc::sock_fprog).cast(),
+            size_of::<libc::sock_fprog>() as libc::socklen_t,
+        ) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&zero as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+    bind(fd, iface, ETH_P_ALL)?;
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(seconds);
     let (mut received, mut first, mut last) = (0u64, None::<Instant>, start);
@@ -157,32 +219,14 @@ fn recv(iface: &str, seconds: f64, idle: f64) -> io::Result<String> {
         if now >= stop {
             break;
         }
-        // SAFETY: the headers point at `iovs` over `bufs`, sized as declared.
-        let n = unsafe {
-            libc::recvmmsg(
-                fd,
-                msgs.as_mut_ptr(),
-                BATCH as libc::c_uint,
-                libc::MSG_DONTWAIT,
-                std::ptr::null_mut(),
-            )
-        };
-        if n <= 0 {
-            // Nothing waiting: nap instead of sleeping on the socket. A reader
-            // blocked in poll() is woken for nearly every frame, and the
-            // wake-ups are charged to the switch that sends them (the
-            // socket buffer holds what arrives meanwhile).
-            std::thread::sleep(Duration::from_micros(200).min(stop - now));
-            continue;
-        }
-        let at = Instant::now();
-        for (i, m) in msgs.iter().take(n as usize).enumerate() {
-            let data = &bufs[i * SLOT..i * SLOT + (m.msg_len as usize).min(SLOT)];
-            if data.len() >= 42 + MARKER.len() && &data[42..42 + MARKER.len()] == MARKER {
-                received += 1;
-                first.get_or_insert(at);
-                last = at;
-            }
+        // Sampled every 200 µs: arrival times are known to that much.
+        std::thread::sleep(Duration::from_micros(200).min(stop - now));
+        let n = accepted(fd)?;
+        if n > 0 {
+            let at = Instant::now();
+            received += n;
+            first.get_or_insert(at);
+            last = at;
         }
     }
     let span = first.map_or(0.0, |f| (last - f).as_secs_f64());
@@ -244,5 +288,48 @@ fn main() -> ExitCode {
             eprintln!("ratelab-pktgen: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `prog` on `pkt` as the kernel would, for the instructions it uses.
+    fn run(prog: &[libc::sock_filter], pkt: &[u8]) -> u32 {
+        let (mut pc, mut a) = (0usize, 0u32);
+        loop {
+            let op = prog[pc];
+            let k = op.k as usize;
+            match u32::from(op.code) {
+                c if c == libc::BPF_LD | libc::BPF_W | libc::BPF_ABS => match pkt.get(k..k + 4) {
+                    Some(b) => a = u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+                    None => return 0,
+                },
+                c if c == libc::BPF_LD | libc::BPF_H | libc::BPF_ABS => match pkt.get(k..k + 2) {
+                    Some(b) => a = u32::from(u16::from_be_bytes([b[0], b[1]])),
+                    None => return 0,
+                },
+                c if c == libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K => {
+                    pc += usize::from(if a == op.k { op.jt } else { op.jf });
+                }
+                c if c == libc::BPF_RET | libc::BPF_K => return op.k,
+                c => panic!("unexpected opcode {c:#x}"),
+            }
+            pc += 1;
+        }
+    }
+
+    #[test]
+    fn the_filter_accepts_only_the_senders_frames() {
+        let prog = marker_filter();
+        let f = frame([10, 0, 2, 9], 64);
+        assert_ne!(run(&prog, &f), 0);
+        for at in 42..42 + MARKER.len() {
+            let mut other = f.clone();
+            other[at] ^= 1;
+            assert_eq!(run(&prog, &other), 0, "byte {at} changed");
+        }
+        assert_eq!(run(&prog, &f[..50]), 0);
     }
 }
