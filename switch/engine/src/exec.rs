@@ -393,9 +393,17 @@ pub(crate) fn deparse(p: &Program, pkt: &Pkt, out: &mut Vec<u8>) {
 
 /// Evaluates a calculation on the packet.
 pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u64 {
-    let inputs = &p.calcs[calc as usize].inputs;
+    let c = &p.calcs[calc as usize];
+    let inputs = &c.inputs;
     match &st.calc_algos[calc as usize] {
         Algo::Csum16 => {
+            if let Some(v) = c
+                .csum_plan
+                .as_ref()
+                .and_then(|plan| plan.run(&pkt.phv.vals, &pkt.phv.valid))
+            {
+                return v as u64;
+            }
             let mut sink = CsumSink::default();
             feed(p, pkt, inputs, &mut sink);
             sink.finish() as u64

@@ -26,6 +26,7 @@
 
 pub mod calc;
 mod compile;
+mod csum_plan;
 mod error;
 mod exec;
 mod json;

@@ -4,6 +4,7 @@
 
 use crate::calc::Algo;
 use crate::compile::CExpr;
+use crate::csum_plan::CsumPlan;
 use crate::phv::{mask, sext, Phv, Val};
 use std::collections::HashMap;
 
@@ -544,6 +545,22 @@ pub(crate) enum CalcIn {
 pub(crate) struct Calculation {
     pub algo: Algo,
     pub inputs: Vec<CalcIn>,
+    /// For `csum16` over fields of one header: the sum precomputed per field.
+    pub csum_plan: Option<CsumPlan>,
+}
+
+impl Calculation {
+    pub fn new(algo: Algo, inputs: Vec<CalcIn>) -> Calculation {
+        let csum_plan = match algo {
+            Algo::Csum16 => CsumPlan::new(&inputs),
+            _ => None,
+        };
+        Calculation {
+            algo,
+            inputs,
+            csum_plan,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

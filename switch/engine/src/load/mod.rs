@@ -465,7 +465,7 @@ impl Ld {
             }
             let idx = self.p.calcs.len() as u32;
             unique(&mut self.p.calc_by_name, &name, idx, &c)?;
-            self.p.calcs.push(Calculation { algo, inputs });
+            self.p.calcs.push(Calculation::new(algo, inputs));
         }
         for r in root.opt_arr("register_arrays")? {
             let name = r.name()?.to_string();
