@@ -19,8 +19,12 @@ use crate::program::CalcIn;
 pub(crate) struct CsumPlan {
     /// The header all field inputs belong to (`None`: metadata only).
     pub header: Option<u32>,
-    /// (field index, width, rotation).
-    pub fields: Vec<(u32, u32, u32)>,
+    /// Fields up to 48 bits once shifted: (field index, mask, shift). Their
+    /// contribution is the shifted value itself (no fold needed: the final
+    /// fold reduces the sum, and a u64 holds 65,536 of them).
+    pub narrow: Vec<(u32, u64, u32)>,
+    /// Wider fields: (field index, width, rotation).
+    pub wide: Vec<(u32, u32, u32)>,
     /// The constants' contribution, already folded and rotated.
     pub consts: u64,
 }
@@ -49,7 +53,7 @@ impl CsumPlan {
         // Zero bits up to a whole byte, then a zero byte up to a whole word.
         let padded = total.div_ceil(16) * 16;
         let mut offset = 0u64;
-        let mut fields = Vec::new();
+        let (mut narrow, mut wide) = (Vec::new(), Vec::new());
         let mut consts = 0u64;
         for i in inputs {
             let (w, rot) = match i {
@@ -61,14 +65,18 @@ impl CsumPlan {
                 _ => unreachable!("checked above"),
             };
             match i {
-                CalcIn::Field(f, _, _) => fields.push((*f, w, rot)),
+                CalcIn::Field(f, _, _) if w + rot <= 48 => {
+                    narrow.push((*f, width_mask(w) as u64, rot))
+                }
+                CalcIn::Field(f, _, _) => wide.push((*f, w, rot)),
                 CalcIn::Const(v, _) => consts += rotate16(fold16(v & width_mask(w)), rot),
                 _ => unreachable!("checked above"),
             }
         }
         Some(CsumPlan {
             header,
-            fields,
+            narrow,
+            wide,
             consts,
         })
     }
@@ -83,7 +91,10 @@ impl CsumPlan {
             }
         }
         let mut sum = self.consts;
-        for &(f, w, rot) in &self.fields {
+        for &(f, m, shift) in &self.narrow {
+            sum += (vals[f as usize] as u64 & m) << shift;
+        }
+        for &(f, w, rot) in &self.wide {
             sum += rotate16(fold16(vals[f as usize] & width_mask(w)), rot);
         }
         while sum >> 16 != 0 {
