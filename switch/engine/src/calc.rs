@@ -340,7 +340,7 @@ impl<'a> BitSink<'a> {
     }
 
     /// Appends the low `width` (<= 128) bits of `v`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, v: u128, width: u32) {
         if width > 64 {
             self.push64((v >> 64) as u64, width - 64);

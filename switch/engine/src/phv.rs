@@ -81,6 +81,13 @@ pub(crate) fn read_bits(data: &[u8], bit_off: usize, width: u32) -> u128 {
         return 0;
     }
     let start = bit_off / 8;
+    let in_byte = (bit_off % 8) as u32;
+    // Most fields: one 8-byte load (the packet has room after them).
+    if in_byte + width <= 64 && start + 8 <= data.len() {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&data[start..start + 8]);
+        return ((u64::from_be_bytes(b) << in_byte) >> (64 - width)) as u128;
+    }
     let end = (bit_off + width as usize).div_ceil(8);
     let trailing = (end * 8 - (bit_off + width as usize)) as u32;
     if start + 16 <= data.len() && end - start <= 16 {
