@@ -44,6 +44,22 @@ fn forwards_rewrites_and_fixes_checksum() {
 }
 
 #[test]
+fn a_recycled_buffer_carries_the_next_frame_and_nothing_of_the_last() {
+    let mut sw = routed();
+    sw.inject(1, &ipv4_packet([10, 0, 2, 7], 64, &[0xEE; 200]), 0);
+    let first = sw.poll(0).pop().expect("forwarded");
+    let reused = first.data.as_ptr();
+    sw.recycle(first.data);
+    let short = ipv4_packet([10, 0, 2, 8], 64, b"hi");
+    sw.inject(1, &short, 1);
+    let second = sw.poll(1).pop().expect("forwarded");
+    assert_eq!(second.data.as_ptr(), reused, "the spare buffer was used");
+    assert_eq!(second.data.len(), short.len());
+    assert_eq!(&second.data[34..], b"hi");
+    assert_eq!(csum(&second.data[14..34]), 0);
+}
+
+#[test]
 fn longest_prefix_wins_and_miss_drops() {
     let mut sw = routed();
     sw.inject(1, &ipv4_packet([10, 9, 9, 9], 64, b""), 0);

@@ -190,7 +190,10 @@ fn run(program: Program, routes: usize, pkt_len: usize, total: usize) -> (f64, O
         t += 1;
         sw.poll_into(t, &mut out);
         forwarded += out.len();
-        out.clear();
+        // As a packet loop does once the frames are sent.
+        for f in out.drain(..) {
+            sw.recycle(f.data);
+        }
     }
     let secs = start.elapsed().as_secs_f64();
     let cpu = match (cpu0, thread_cpu_ns()) {

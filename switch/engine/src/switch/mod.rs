@@ -33,6 +33,8 @@ pub const DROP_PORT: u32 = 511;
 pub const MAX_PORTS: usize = 512;
 /// Default queue depth in packets (simple_switch's default).
 pub const DEFAULT_QUEUE_DEPTH: usize = 64;
+/// Frame buffers [`Switch::recycle`] keeps for reuse.
+pub const SPARE_BUFFERS: usize = 1024;
 /// Resubmit / recirculate passes allowed per received packet before it is
 /// dropped (counted in [`SwitchStats::loop_drops`]).
 pub const MAX_LOOPS: u32 = 32;
@@ -262,7 +264,9 @@ pub struct Switch {
     pool: Vec<Box<Pkt>>,
     stats: SwitchStats,
     seed: u64,
-    deparse_buf: Vec<u8>,
+    /// Frame buffers to deparse into: given back by [`Switch::recycle`] so
+    /// that a frame costs no allocation.
+    spare_bufs: Vec<Vec<u8>>,
 }
 
 pub(super) fn nf<T>(kind: &'static str, name: &str) -> Result<T, ControlError> {
@@ -288,7 +292,7 @@ impl Switch {
             pool: Vec::new(),
             stats: SwitchStats::default(),
             seed,
-            deparse_buf: Vec::new(),
+            spare_bufs: Vec::new(),
         })
     }
 
@@ -371,6 +375,14 @@ impl Switch {
         let now = now_us.max(self.now);
         self.advance(now);
         out.append(&mut self.out);
+    }
+
+    /// Gives a polled frame's buffer back for a later frame to reuse (keeps
+    /// up to [`SPARE_BUFFERS`] of them).
+    pub fn recycle(&mut self, data: Vec<u8>) {
+        if self.spare_bufs.len() < SPARE_BUFFERS {
+            self.spare_bufs.push(data);
+        }
     }
 
     /// When the next queued packet becomes due or the next frame on a
@@ -704,7 +716,7 @@ impl Switch {
             return;
         }
         exec::update_checksums(p, &mut self.st, &mut pkt);
-        let mut buf = std::mem::take(&mut self.deparse_buf);
+        let mut buf = self.spare_bufs.pop().unwrap_or_default();
         exec::deparse(p, &pkt, &mut buf);
         if let Some(fl) = pkt.flags.recirculate {
             let keep = self.capture(&pkt, fl);
@@ -715,7 +727,7 @@ impl Switch {
             } else {
                 self.ingress(in_port, &buf, instance_type::RECIRC, &keep, q.loops + 1, t);
             }
-            self.deparse_buf = buf;
+            self.spare_bufs.push(buf);
             return;
         }
         let trunc = match (pkt.flags.truncate, session_trunc) {
@@ -729,7 +741,7 @@ impl Switch {
         let pt = &mut self.ports[port as usize];
         if pt.mtu > 0 && buf.len() > pt.mtu {
             pt.stats.mtu_drops += 1;
-            self.deparse_buf = buf;
+            self.spare_bufs.push(buf);
             return;
         }
         let tx_done = t.saturating_add(pt.rate.tx_time_us(buf.len()));
