@@ -358,6 +358,8 @@ struct Worker {
     frames: Vec<Frame>,
     injected: Vec<(u32, Vec<u8>)>,
     scratch: Vec<u8>,
+    /// Buffers of the frames sent last turn, for the engine to reuse.
+    spent: Vec<Vec<u8>>,
 }
 
 impl Worker {
@@ -406,6 +408,7 @@ impl Worker {
             frames: Vec::with_capacity(256),
             injected: Vec::new(),
             scratch: Vec::new(),
+            spent: Vec::new(),
         }
     }
 
@@ -475,6 +478,11 @@ impl Worker {
                 }
             }
             p.port.release();
+        }
+        match &mut sw {
+            // Saves the engine an allocation per frame.
+            Some(sw) => self.spent.drain(..).for_each(|d| sw.recycle(d)),
+            None => self.spent.clear(),
         }
         if let Some(sw) = &mut sw {
             for (port, data) in &self.injected {
@@ -613,7 +621,7 @@ impl Worker {
                 let _ = pin.flush();
                 let _ = pout.flush();
             }
-            p.tx.clear();
+            self.spent.extend(p.tx.drain(..).map(|f| f.data));
         }
         if !events.is_empty() {
             self.shared.push_events(events);
