@@ -546,10 +546,16 @@ pub(crate) fn run_control(p: &Program, st: &mut State, pkt: &mut Pkt, start: Opt
             }
             Node::Call(c) => {
                 let c = &p.calls[c as usize];
-                run_prims(p, st, pkt, &p.actions[c.action as usize].prims, &[]);
+                run_action(p, st, pkt, c.action, &[]);
                 c.next
             }
-            Node::Table(t) => apply_table(p, st, pkt, t),
+            Node::Table(t) => match &p.tables[t as usize].fixed {
+                Some(f) => {
+                    run_action(p, st, pkt, f.action, &f.data);
+                    f.next
+                }
+                None => apply_table(p, st, pkt, t),
+            },
         };
     }
     pkt.flags.exit = false;
@@ -651,7 +657,7 @@ fn apply_table(p: &Program, st: &mut State, pkt: &mut Pkt, ti: u32) -> Option<No
         }
     }
     if let Some(a) = action {
-        run_prims(p, st, pkt, &p.actions[a as usize].prims, &data);
+        run_action(p, st, pkt, a, &data);
     }
     st.adata = data;
     match (hit.is_some(), &t.next_hit, &t.next_miss) {
@@ -684,6 +690,25 @@ fn copy_header(p: &Program, phv: &mut Phv, dst: u32, src: u32) {
         phv.varbits[dv.slot as usize] = v;
     }
     phv.valid[dst as usize] = phv.valid[src as usize];
+}
+
+/// Runs action `a` with action data `data`.
+#[inline]
+fn run_action(p: &Program, st: &mut State, pkt: &mut Pkt, a: u32, data: &[Val]) {
+    let action = &p.actions[a as usize];
+    match &action.assigns {
+        Some(assigns) => {
+            for (f, mask, e) in assigns.iter() {
+                let v = e.eval(&EvalCtx {
+                    prog: p,
+                    phv: &pkt.phv,
+                    data,
+                });
+                pkt.phv.vals[*f as usize] = (v as u128) & mask;
+            }
+        }
+        None => run_prims(p, st, pkt, &action.prims, data),
+    }
 }
 
 /// Executes a primitive list with action data `data`.

@@ -369,6 +369,28 @@ pub(crate) struct Action {
     pub id: u64,
     pub params: Vec<(String, u32)>,
     pub prims: Vec<Prim>,
+    /// When every primitive assigns to a fixed field (most actions p4c
+    /// writes): (field, mask, value), run without the general loop.
+    pub assigns: Option<Box<[(u32, u128, CExpr)]>>,
+}
+
+impl Action {
+    pub fn new(name: String, id: u64, params: Vec<(String, u32)>, prims: Vec<Prim>) -> Action {
+        let assigns = prims
+            .iter()
+            .map(|p| match p {
+                Prim::Assign(LField::Static { f, mask }, e) => Some((*f, *mask, e.clone())),
+                _ => None,
+            })
+            .collect();
+        Action {
+            name,
+            id,
+            params,
+            prims,
+            assigns,
+        }
+    }
 }
 
 /// Source of a parser `set` / transition key component.
@@ -527,6 +549,47 @@ pub(crate) struct TableDef {
     pub max_size: usize,
     /// Action profile of an indirect table.
     pub profile: Option<u32>,
+    /// A table without keys, counters or meters whose default action is
+    /// const always runs that action and goes on to the same node: the
+    /// tables p4c makes around actions called from control code.
+    pub fixed: Option<FixedApply>,
+}
+
+/// What applying a [`TableDef::fixed`] table always does.
+#[derive(Debug, Clone)]
+pub(crate) struct FixedApply {
+    pub action: u32,
+    pub data: Box<[Val]>,
+    pub next: Option<Node>,
+}
+
+impl TableDef {
+    /// The table's [`FixedApply`], if it is one (see [`TableDef::fixed`]).
+    pub fn fixed_apply(&self) -> Option<FixedApply> {
+        if !self.keys.is_empty()
+            || !self.default_const
+            || self.with_counters
+            || self.direct_meter.is_some()
+            || self.profile.is_some()
+        {
+            return None;
+        }
+        let d = self.default_entry.as_ref()?;
+        // As `apply_table` picks the next node on a miss.
+        let next = match self.next_miss {
+            Some(n) => n,
+            None => self
+                .next_by_action
+                .get(&d.action)
+                .copied()
+                .unwrap_or(self.base_next),
+        };
+        Some(FixedApply {
+            action: d.action,
+            data: d.data.clone(),
+            next,
+        })
+    }
 }
 
 #[derive(Debug, Clone)]

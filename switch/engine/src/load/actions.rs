@@ -36,12 +36,7 @@ impl Ld {
             for p in &plist {
                 prims.push(self.primitive(p, np, plist.len())?);
             }
-            self.p.actions.push(Action {
-                name,
-                id,
-                params,
-                prims,
-            });
+            self.p.actions.push(Action::new(name, id, params, prims));
         }
         Ok(())
     }

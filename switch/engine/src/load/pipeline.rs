@@ -107,6 +107,7 @@ impl Ld {
                     }
                     def.profile = Some(pi);
                 }
+                def.fixed = def.fixed_apply();
                 let idx = self.p.tables.len() as u32;
                 unique(&mut self.p.table_by_name, &def.name.clone(), idx, t)?;
                 self.p.tables.push(def);
@@ -387,6 +388,7 @@ impl Ld {
             keys,
             actions,
             next_by_action,
+            fixed: None,
             base_next,
             next_hit,
             next_miss,
