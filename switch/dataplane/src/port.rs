@@ -68,11 +68,12 @@ pub fn is_tagged(frame: &[u8]) -> bool {
 
 /// An AF_PACKET socket bound to one interface, with its batch buffers.
 pub struct Port {
+    /// None: read with recvmmsg into `rx_bufs`. Declared before `fd`, so
+    /// that it is unmapped before the socket closes.
+    ring: Option<RxRing>,
     fd: OwnedFd,
     /// The interface's MTU (bytes after the Ethernet header).
     pub mtu: usize,
-    /// None: read with recvmmsg into `rx_bufs`.
-    ring: Option<RxRing>,
     /// Ring slots returned by the last `recv` and not yet released.
     held: usize,
     /// With a ring, only frames too big for their slot are read into these.
@@ -144,9 +145,9 @@ impl Port {
             )
         })?;
         let mut port = Port {
+            ring,
             fd,
             mtu,
-            ring,
             held: 0,
             rx_bufs: vec![0; BATCH * SLOT],
             rx_cmsgs: vec![[0; CMSG_WORDS]; BATCH],
@@ -211,7 +212,8 @@ impl Port {
             return Ok(0);
         };
         let mut n = 0;
-        while n < BATCH {
+        // Never more than the ring has slots: the count would wrap around.
+        while n < BATCH.min(ring.slots()) {
             let status = ring.status(n);
             if status & libc::TP_STATUS_USER == 0 {
                 break;

@@ -90,6 +90,11 @@ impl RxRing {
         })
     }
 
+    /// How many slots the ring has.
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
     /// Whether the kernel has handed over the slot at the head.
     pub fn ready(&self) -> bool {
         self.status(0) & libc::TP_STATUS_USER != 0
@@ -142,7 +147,7 @@ impl Drop for RxRing {
 /// ring `which` (PACKET_RX_RING or PACKET_TX_RING) of about `bytes` in
 /// slots of `slot` bytes and maps it: (address, length, slots). The caller
 /// unmaps it.
-pub fn map_ring(
+fn map_ring(
     fd: RawFd,
     which: libc::c_int,
     slot: usize,
