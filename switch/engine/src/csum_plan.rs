@@ -7,11 +7,15 @@
 //! rotated left by `e % 16`. Every field's `e` is fixed when all the inputs
 //! are fields of one header (valid together) and constants, as in the IPv4
 //! header checksum, so the sum is one fold, rotate and add per field.
+//! Variable-length fields may follow (IPv4 options): while they are empty
+//! (or their headers invalid) they add nothing; otherwise the caller walks
+//! the bits.
 //!
 //! The fold keeps "zero" and "non-zero" apart (it never turns a non-zero
 //! value into 0 or 0xFFFF into 0), so the result is exactly `csum16`'s,
 //! including its choice between 0x0000 and 0xFFFF.
 
+use crate::phv::Phv;
 use crate::program::CalcIn;
 
 /// A precomputed `csum16` calculation: see the module docs.
@@ -27,14 +31,29 @@ pub(crate) struct CsumPlan {
     pub wide: Vec<(u32, u32, u32)>,
     /// The constants' contribution, already folded and rotated.
     pub consts: u64,
+    /// (header, varbit slot) of the variable-length fields ending the input.
+    pub varbits: Vec<(u32, u32)>,
 }
 
 impl CsumPlan {
     /// The plan for `inputs`, when they are fields of at most one header
-    /// and constants.
-    pub fn new(inputs: &[CalcIn]) -> Option<CsumPlan> {
+    /// and constants, then any variable-length fields (`slot_of` gives a
+    /// header's varbit slot).
+    pub fn new(inputs: &[CalcIn], slot_of: impl Fn(u32) -> Option<u32>) -> Option<CsumPlan> {
         let mut header = None;
         let mut total: u64 = 0;
+        let fixed = inputs
+            .iter()
+            .position(|i| matches!(i, CalcIn::Varbit(_)))
+            .unwrap_or(inputs.len());
+        let (inputs, tail) = inputs.split_at(fixed);
+        let mut varbits = Vec::new();
+        for i in tail {
+            match i {
+                CalcIn::Varbit(h) => varbits.push((*h, slot_of(*h)?)),
+                _ => return None,
+            }
+        }
         for i in inputs {
             match i {
                 CalcIn::Field(_, w, h) => {
@@ -78,17 +97,27 @@ impl CsumPlan {
             narrow,
             wide,
             consts,
+            varbits,
         })
     }
 
     /// The checksum, or `None` when the header is invalid (its fields drop
-    /// out of the input, moving the others: the caller walks the bits).
+    /// out of the input, moving the others) or a variable-length field has
+    /// bytes: the caller walks the bits then.
     #[inline]
-    pub fn run(&self, vals: &[u128], valid: &[bool]) -> Option<u16> {
+    pub fn run(&self, phv: &Phv) -> Option<u16> {
+        let (vals, valid) = (&phv.vals, &phv.valid);
         if let Some(h) = self.header {
             if !valid[h as usize] {
                 return None;
             }
+        }
+        if self
+            .varbits
+            .iter()
+            .any(|&(h, slot)| valid[h as usize] && !phv.varbits[slot as usize].1.is_empty())
+        {
+            return None;
         }
         let mut sum = self.consts;
         for &(f, m, shift) in &self.narrow {
@@ -180,19 +209,41 @@ mod tests {
                     _ => unreachable!(),
                 }
             }
-            let plan = CsumPlan::new(&inputs).expect("fields and constants have a plan");
-            assert_eq!(plan.run(&vals, &[true]), Some(sink.finish()), "{inputs:?}");
+            let plan = CsumPlan::new(&inputs, |_| None).expect("fields and constants have a plan");
+            assert_eq!(
+                plan.run(&phv(&vals, &[true])),
+                Some(sink.finish()),
+                "{inputs:?}"
+            );
         }
     }
 
     #[test]
-    fn an_invalid_header_or_a_second_header_has_no_plan_result() {
+    fn an_invalid_header_a_second_header_or_varbit_bytes_leave_it_to_the_caller() {
         let one = [CalcIn::Field(0, 16, 0), CalcIn::Field(1, 16, 0)];
-        let plan = CsumPlan::new(&one).expect("one header");
-        assert_eq!(plan.run(&[1, 2], &[false]), None);
-        assert_eq!(plan.run(&[0, 0], &[true]), Some(0xFFFF));
+        let plan = CsumPlan::new(&one, |_| None).expect("one header");
+        assert_eq!(plan.run(&phv(&[1, 2], &[false])), None);
+        assert_eq!(plan.run(&phv(&[0, 0], &[true])), Some(0xFFFF));
         let two = [CalcIn::Field(0, 16, 0), CalcIn::Field(1, 16, 1)];
-        assert!(CsumPlan::new(&two).is_none());
-        assert!(CsumPlan::new(&[CalcIn::Payload]).is_none());
+        assert!(CsumPlan::new(&two, |_| None).is_none());
+        assert!(CsumPlan::new(&[CalcIn::Payload], |_| None).is_none());
+        // A trailing variable-length field (slot 0 of header 1): planned
+        // while empty or invalid; a field after it has no plan.
+        let opts = [CalcIn::Field(0, 16, 0), CalcIn::Varbit(1)];
+        let plan = CsumPlan::new(&opts, |_| Some(0)).expect("trailing varbit");
+        let mut with_opts = phv(&[0x1234], &[true, true]);
+        assert_eq!(plan.run(&with_opts), Some(!0x1234));
+        with_opts.varbits[0] = (32, vec![1, 2, 3, 4]);
+        assert_eq!(plan.run(&with_opts), None);
+        with_opts.valid[1] = false;
+        assert_eq!(plan.run(&with_opts), Some(!0x1234));
+        let after = [CalcIn::Varbit(1), CalcIn::Field(0, 16, 0)];
+        assert!(CsumPlan::new(&after, |_| Some(0)).is_none());
+    }
+
+    fn phv(vals: &[u128], valid: &[bool]) -> Phv {
+        let mut p = Phv::new(vals.len(), valid, 0, 1);
+        p.vals.copy_from_slice(vals);
+        p
     }
 }

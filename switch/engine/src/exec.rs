@@ -397,11 +397,7 @@ pub(crate) fn calculate(p: &Program, st: &mut State, pkt: &Pkt, calc: u32) -> u6
     let inputs = &c.inputs;
     match &st.calc_algos[calc as usize] {
         Algo::Csum16 => {
-            if let Some(v) = c
-                .csum_plan
-                .as_ref()
-                .and_then(|plan| plan.run(&pkt.phv.vals, &pkt.phv.valid))
-            {
+            if let Some(v) = c.csum_plan.as_ref().and_then(|plan| plan.run(&pkt.phv)) {
                 return v as u64;
             }
             let mut sink = CsumSink::default();

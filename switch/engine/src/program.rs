@@ -613,9 +613,10 @@ pub(crate) struct Calculation {
 }
 
 impl Calculation {
-    pub fn new(algo: Algo, inputs: Vec<CalcIn>) -> Calculation {
+    pub fn new(algo: Algo, inputs: Vec<CalcIn>, headers: &[HeaderInfo]) -> Calculation {
+        let slot_of = |h: u32| Some(headers.get(h as usize)?.varbit.as_ref()?.slot);
         let csum_plan = match algo {
-            Algo::Csum16 => CsumPlan::new(&inputs),
+            Algo::Csum16 => CsumPlan::new(&inputs, slot_of),
             _ => None,
         };
         Calculation {

@@ -465,7 +465,9 @@ impl Ld {
             }
             let idx = self.p.calcs.len() as u32;
             unique(&mut self.p.calc_by_name, &name, idx, &c)?;
-            self.p.calcs.push(Calculation::new(algo, inputs));
+            self.p
+                .calcs
+                .push(Calculation::new(algo, inputs, &self.p.headers));
         }
         for r in root.opt_arr("register_arrays")? {
             let name = r.name()?.to_string();

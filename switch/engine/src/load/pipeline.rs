@@ -31,7 +31,9 @@ impl Ld {
                         for i in sel.get("input")?.arr()? {
                             inputs.extend(self.calc_fields(&i.get("value")?)?);
                         }
-                        self.p.calcs.push(Calculation::new(algo, inputs));
+                        self.p
+                            .calcs
+                            .push(Calculation::new(algo, inputs, &self.p.headers));
                         Some(self.p.calcs.len() as u32 - 1)
                     }
                 };
