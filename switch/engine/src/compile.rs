@@ -19,7 +19,7 @@ use std::sync::Arc;
 pub(crate) type EvalFn = dyn Fn(&EvalCtx) -> Val + Send + Sync;
 
 /// An expression with its compiled closure. Evaluate with [`CExpr::eval`];
-/// the tree is kept for `Debug`.
+/// the tree is kept for inspection and `Debug`.
 #[derive(Clone)]
 pub(crate) struct CExpr {
     tree: Expr,
@@ -31,6 +31,11 @@ impl CExpr {
     pub fn new(tree: Expr) -> CExpr {
         let run = Arc::from(compile(&tree));
         CExpr { tree, run }
+    }
+
+    /// The expression tree.
+    pub fn tree(&self) -> &Expr {
+        &self.tree
     }
 
     /// Evaluates with the same result as [`Expr::eval`] on the tree.

@@ -1,6 +1,7 @@
 //! Packet execution: parser, deparser, checksums, actions, control flow.
 
 use crate::calc::{Algo, BitSink, CsumSink, Sink};
+use crate::compile::CExpr;
 use crate::phv::{mask, read_bits, Phv, Val};
 use crate::program::*;
 use crate::rng::Rng;
@@ -481,7 +482,7 @@ fn feed_header<S: Sink>(p: &Program, phv: &Phv, h: u32, sink: &mut S) {
     }
 }
 
-fn cond_ok(p: &Program, pkt: &Pkt, c: &Option<Expr>) -> bool {
+fn cond_ok(p: &Program, pkt: &Pkt, c: &Option<CExpr>) -> bool {
     match c {
         None => true,
         Some(e) => {

@@ -396,7 +396,7 @@ impl Action {
 /// Source of a parser `set` / transition key component.
 #[derive(Debug, Clone)]
 pub(crate) enum Src {
-    Expr(Expr),
+    Expr(CExpr),
     /// `lookahead`: (bit offset from the cursor, width).
     Lookahead(u32, u32),
 }
@@ -404,11 +404,11 @@ pub(crate) enum Src {
 #[derive(Debug, Clone)]
 pub(crate) enum ParserOp {
     Extract(Extract),
-    ExtractVL(Extract, Expr),
+    ExtractVL(Extract, CExpr),
     Set(LField, Src),
-    Verify(Expr, Expr),
+    Verify(CExpr, CExpr),
     /// Advance by a number of bits.
-    Advance(Expr),
+    Advance(CExpr),
     Primitive(Prim),
 }
 
@@ -633,7 +633,7 @@ pub(crate) struct Checksum {
     pub calc: u32,
     pub verify: bool,
     pub update: bool,
-    pub cond: Option<Expr>,
+    pub cond: Option<CExpr>,
 }
 
 #[derive(Debug, Clone)]

@@ -570,7 +570,7 @@ impl Ld {
                 return cj.err(format!("unknown calculation {n:?}"));
             };
             let cond = match c.opt("if_cond") {
-                Some(e) => Some(self.expr(&e, 0)?),
+                Some(e) => Some(self.expr(&e, 0)?.into()),
                 None => None,
             };
             if let Some(t) = c.opt("type") {

@@ -63,7 +63,7 @@ impl Ld {
                         want(2)?;
                         ParserOp::ExtractVL(
                             self.extract_target(&params[0])?,
-                            self.expr(&params[1], 0)?,
+                            self.expr(&params[1], 0)?.into(),
                         )
                     }
                     "set" => {
@@ -72,20 +72,21 @@ impl Ld {
                     }
                     "verify" => {
                         want(2)?;
-                        ParserOp::Verify(self.expr(&params[0], 0)?, self.expr(&params[1], 0)?)
+                        ParserOp::Verify(
+                            self.expr(&params[0], 0)?.into(),
+                            self.expr(&params[1], 0)?.into(),
+                        )
                     }
                     "shift" => {
                         want(1)?;
                         let bytes = self.expr(&params[0], 0)?;
-                        ParserOp::Advance(Expr::Bin(
-                            BinOp::Mul,
-                            Box::new(bytes),
-                            Box::new(Expr::Const(8)),
-                        ))
+                        ParserOp::Advance(
+                            Expr::Bin(BinOp::Mul, Box::new(bytes), Box::new(Expr::Const(8))).into(),
+                        )
                     }
                     "advance" => {
                         want(1)?;
-                        ParserOp::Advance(self.expr(&params[0], 0)?)
+                        ParserOp::Advance(self.expr(&params[0], 0)?.into())
                     }
                     "primitive" => {
                         want(1)?;
@@ -100,19 +101,21 @@ impl Ld {
                 let src = self.src(&k)?;
                 let w = match &src {
                     Src::Lookahead(_, w) => *w,
-                    Src::Expr(Expr::Field(f)) | Src::Expr(Expr::SField(f, _)) => {
-                        self.p.fields[*f as usize].width
-                    }
-                    Src::Expr(Expr::FieldRef(r)) => match r {
-                        FieldRef::StackLast { stack, off } | FieldRef::Dyn { stack, off, .. } => {
-                            let h0 = self.p.stacks[*stack as usize].headers[0];
-                            self.p.fields[(self.p.headers[h0 as usize].first_field + off) as usize]
-                                .width
-                        }
-                        FieldRef::Static(f) => self.p.fields[*f as usize].width,
+                    Src::Expr(e) => match e.tree() {
+                        Expr::Field(f) | Expr::SField(f, _) => self.p.fields[*f as usize].width,
+                        Expr::FieldRef(r) => match r {
+                            FieldRef::StackLast { stack, off }
+                            | FieldRef::Dyn { stack, off, .. } => {
+                                let h0 = self.p.stacks[*stack as usize].headers[0];
+                                self.p.fields
+                                    [(self.p.headers[h0 as usize].first_field + off) as usize]
+                                    .width
+                            }
+                            FieldRef::Static(f) => self.p.fields[*f as usize].width,
+                        },
+                        Expr::Valid(_) => 1,
+                        _ => return k.err("unsupported transition key component"),
                     },
-                    Src::Expr(Expr::Valid(_)) => 1,
-                    Src::Expr(_) => return k.err("unsupported transition key component"),
                 };
                 let padded = w.div_ceil(8) * 8;
                 total_bits += padded;
@@ -200,7 +203,7 @@ impl Ld {
             }
             return Ok(Src::Lookahead(a[0].u64()? as u32, w));
         }
-        Ok(Src::Expr(self.expr(j, 0)?))
+        Ok(Src::Expr(self.expr(j, 0)?.into()))
     }
 
     pub(super) fn deparser(&mut self, root: &J) -> R<()> {
