@@ -15,7 +15,7 @@
 //! value into 0 or 0xFFFF into 0), so the result is exactly `csum16`'s,
 //! including its choice between 0x0000 and 0xFFFF.
 
-use crate::phv::Phv;
+use crate::phv::{mask, Phv};
 use crate::program::CalcIn;
 
 /// A precomputed `csum16` calculation: see the module docs.
@@ -84,11 +84,9 @@ impl CsumPlan {
                 _ => unreachable!("checked above"),
             };
             match i {
-                CalcIn::Field(f, _, _) if w + rot <= 48 => {
-                    narrow.push((*f, width_mask(w) as u64, rot))
-                }
+                CalcIn::Field(f, _, _) if w + rot <= 48 => narrow.push((*f, mask(w) as u64, rot)),
                 CalcIn::Field(f, _, _) => wide.push((*f, w, rot)),
-                CalcIn::Const(v, _) => consts += rotate16(fold16(v & width_mask(w)), rot),
+                CalcIn::Const(v, _) => consts += rotate16(fold16(v & mask(w)), rot),
                 _ => unreachable!("checked above"),
             }
         }
@@ -124,21 +122,12 @@ impl CsumPlan {
             sum += (vals[f as usize] as u64 & m) << shift;
         }
         for &(f, w, rot) in &self.wide {
-            sum += rotate16(fold16(vals[f as usize] & width_mask(w)), rot);
+            sum += rotate16(fold16(vals[f as usize] & mask(w)), rot);
         }
         while sum >> 16 != 0 {
             sum = (sum & 0xFFFF) + (sum >> 16);
         }
         Some(!(sum as u16))
-    }
-}
-
-#[inline(always)]
-fn width_mask(w: u32) -> u128 {
-    if w >= 128 {
-        u128::MAX
-    } else {
-        (1u128 << w) - 1
     }
 }
 
@@ -188,7 +177,7 @@ mod tests {
             for f in 0..n as u32 {
                 let w = 1 + (rng.next_u64() % 128) as u32;
                 if rng.next_u64().is_multiple_of(5) {
-                    inputs.push(CalcIn::Const(wide(&mut rng) & width_mask(w), w));
+                    inputs.push(CalcIn::Const(wide(&mut rng) & mask(w), w));
                 } else {
                     let h = if case % 3 == 0 { u32::MAX } else { 0 };
                     inputs.push(CalcIn::Field(f, w, h));
@@ -204,7 +193,7 @@ mod tests {
             let mut sink = CsumSink::default();
             for i in &inputs {
                 match i {
-                    CalcIn::Field(f, w, _) => sink.push(vals[*f as usize] & width_mask(*w), *w),
+                    CalcIn::Field(f, w, _) => sink.push(vals[*f as usize] & mask(*w), *w),
                     CalcIn::Const(v, w) => sink.push(*v, *w),
                     _ => unreachable!(),
                 }
