@@ -79,7 +79,14 @@ pub struct PortCounters {
     /// Frames larger than the interface's MTU (+ Ethernet header, + 4 for a
     /// VLAN tag): never sent. Also received frames too large to read whole.
     pub mtu_drops: AtomicU64,
+    /// Frames the kernel dropped before the loop read them (receive ring or
+    /// socket buffer full: the switch was too slow), read every
+    /// [`KERNEL_DROPS_EVERY_US`] and when the loop ends.
+    pub rx_drops: AtomicU64,
 }
+
+/// How often (µs) the loop reads the kernel's receive drop counts.
+pub const KERNEL_DROPS_EVERY_US: u64 = 10_000;
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct PortStats {
@@ -89,6 +96,7 @@ pub struct PortStats {
     pub tx_packets: u64,
     pub tx_errors: u64,
     pub mtu_drops: u64,
+    pub rx_drops: u64,
 }
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -304,6 +312,7 @@ impl Dataplane {
                     tx_packets: c.tx_packets.load(Relaxed),
                     tx_errors: c.tx_errors.load(Relaxed),
                     mtu_drops: c.mtu_drops.load(Relaxed),
+                    rx_drops: c.rx_drops.load(Relaxed),
                 })
                 .collect(),
             unknown_port_drops: self.shared.unknown_port_drops.load(Relaxed),
@@ -413,8 +422,24 @@ impl Worker {
     }
 
     fn run(&mut self) {
+        let mut drops_read = 0;
         while !self.shared.stop.load(Relaxed) {
             self.turn();
+            // A syscall per port, so not every turn.
+            let now = now_us();
+            if now.saturating_sub(drops_read) >= KERNEL_DROPS_EVERY_US {
+                drops_read = now;
+                self.read_kernel_drops();
+            }
+        }
+        self.read_kernel_drops();
+    }
+
+    fn read_kernel_drops(&self) {
+        for (i, p) in self.ports.iter().enumerate() {
+            if let (true, Ok(n)) = (p.alive, p.port.kernel_drops()) {
+                self.shared.ports[i].1.rx_drops.fetch_add(n, Relaxed);
+            }
         }
     }
 

@@ -170,6 +170,25 @@ impl Port {
         self.fd.as_raw_fd()
     }
 
+    /// Frames the kernel dropped for this socket (receive ring or buffer
+    /// full) since the last call: PACKET_STATISTICS, which resets on read.
+    pub fn kernel_drops(&self) -> io::Result<u64> {
+        // SAFETY: zeroed plain data, filled by getsockopt up to `len` bytes.
+        let mut st: libc::tpacket_stats = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+        // SAFETY: `st` and `len` are live and `len` is `st`'s size.
+        cvt(unsafe {
+            libc::getsockopt(
+                self.fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_STATISTICS,
+                (&mut st as *mut libc::tpacket_stats).cast(),
+                &mut len,
+            )
+        })?;
+        Ok(st.tp_drops as u64)
+    }
+
     /// Whether frames are read from a receive ring.
     pub fn has_ring(&self) -> bool {
         self.ring.is_some()

@@ -55,32 +55,40 @@ impl Drop for Veth {
     }
 }
 
-/// Sends `frame` as is out of `iface`.
-fn inject(iface: &str, frame: &[u8]) {
+/// Sends `frame` as is out of `iface`, `count` times.
+fn inject_n(iface: &str, frame: &[u8], count: usize) {
     // SAFETY: plain socket calls on a descriptor closed at the end; the
-    // address and frame outlive the calls that use them.
+    // address and frame outlive the calls that use them. One socket for all
+    // (closing a packet socket waits for an RCU grace period).
     unsafe {
         let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
         assert!(fd >= 0);
         let mut sll: libc::sockaddr_ll = zeroed();
         sll.sll_family = libc::AF_PACKET as u16;
         sll.sll_ifindex = if_index(iface).unwrap();
-        let r = libc::sendto(
-            fd,
-            frame.as_ptr().cast(),
-            frame.len(),
-            0,
-            (&sll as *const libc::sockaddr_ll).cast(),
-            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        );
+        for _ in 0..count {
+            let r = libc::sendto(
+                fd,
+                frame.as_ptr().cast(),
+                frame.len(),
+                0,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            );
+            assert_eq!(
+                r,
+                frame.len() as isize,
+                "{}",
+                std::io::Error::last_os_error()
+            );
+        }
         libc::close(fd);
-        assert_eq!(
-            r,
-            frame.len() as isize,
-            "{}",
-            std::io::Error::last_os_error()
-        );
     }
+}
+
+/// Sends `frame` as is out of `iface`.
+fn inject(iface: &str, frame: &[u8]) {
+    inject_n(iface, frame, 1);
 }
 
 /// A frame with `marker` in it: broadcast, `ethertype`, after `tag` (if any).
@@ -188,4 +196,39 @@ fn a_deleted_interface_is_an_error_once_the_ring_is_empty() {
             }
         }
     }
+}
+
+/// Frames that arrive while nothing reads: those beyond the ring (or the
+/// socket buffer) are counted as kernel drops, and every frame sent is
+/// either read later or counted.
+fn overflow(rx_ring: bool, tag: &str, sent: usize) {
+    let Some(v) = Veth::new(tag) else { return };
+    let mut port = Port::open_with(&v.0, rx_ring).unwrap();
+    assert_eq!(port.has_ring(), rx_ring);
+    assert_eq!(port.kernel_drops().unwrap(), 0);
+    let marker = b"ratelab-flood";
+    let f = frame(marker, None, 64);
+    inject_n(&v.1, &f, sent);
+    let drops = port.kernel_drops().unwrap();
+    assert!(drops > 0, "{sent} frames unread, none dropped");
+    assert_eq!(port.kernel_drops().unwrap(), 0, "the count resets on read");
+    let read = receive(&mut port, marker, sent).len() as u64;
+    // The kernel may also have dropped a frame of its own (IPv6 on the
+    // new link), so a few more than were sent.
+    let total = read + drops;
+    assert!(
+        (sent as u64..sent as u64 + 8).contains(&total),
+        "sent {sent}, read {read}, dropped {drops}"
+    );
+}
+
+#[test]
+fn a_full_receive_ring_counts_its_drops() {
+    // 4,096 slots of 2 KiB for a 1500-byte MTU.
+    overflow(true, "o", 6_000);
+}
+
+#[test]
+fn a_full_socket_buffer_counts_its_drops() {
+    overflow(false, "b", 30_000);
 }

@@ -606,6 +606,7 @@ impl Dataplane {
             d.set_item("tx_packets", p.tx_packets)?;
             d.set_item("tx_errors", p.tx_errors)?;
             d.set_item("mtu_drops", p.mtu_drops)?;
+            d.set_item("rx_drops", p.rx_drops)?;
             ports.set_item(p.number, d)?;
         }
         let out = pyo3::types::PyDict::new(py);
