@@ -32,12 +32,10 @@ HERE = Path(__file__).parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import grpc  # noqa: E402
-from finsy.proto.p4.v1 import p4runtime_pb2 as p4r  # noqa: E402
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub  # noqa: E402
 from ratelab_sim import VethPair, sweep, unique_prefix  # noqa: E402
-from ratelab_switch.arbitration import to_uint128  # noqa: E402
-from switch_basic_program import BASIC_JSON, basic_p4info, route  # noqa: E402
-from switch_client import INSERT, StreamClient, write  # noqa: E402
+from switch_basic_program import BASIC_JSON, commit_routed  # noqa: E402
+from switch_client import StreamClient  # noqa: E402
 
 # (switch side, host side); rl<pid>..., unique to this process (ratelab_sim's names).
 _TAG = unique_prefix()
@@ -76,15 +74,7 @@ def _start_daemon() -> tuple[subprocess.Popen[str], int]:
         ctl = StreamClient(stub)
         ctl.arbitrate(1)
         ctl.get()
-        req = p4r.SetForwardingPipelineConfigRequest(
-            device_id=1,
-            election_id=to_uint128(1),
-            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-        )
-        req.config.p4info.CopyFrom(basic_p4info())
-        req.config.p4_device_config = BASIC_JSON.read_bytes()
-        stub.SetForwardingPipelineConfig(req)
-        write(stub, (INSERT, route(b"\x0a\x00\x02\x00", 24, 2)), election_id=1)
+        commit_routed(stub)
         ctl.close()
     return proc, port
 

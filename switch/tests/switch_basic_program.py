@@ -6,6 +6,9 @@ from pathlib import Path
 
 from finsy.proto.p4.config.v1 import p4info_pb2 as p4i
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
+from ratelab_switch.arbitration import to_uint128
+from switch_client import INSERT, write
 
 BASIC_JSON = Path(__file__).parent / "data" / "basic.json"
 T_IPV4_LPM = 0x02000001
@@ -141,3 +144,17 @@ def cmd_packet(op: int, arg: int, val: int) -> bytes:
     """Ethernet (type 0x88b5) + features.p4's cmd header."""
     eth = bytes.fromhex("020000000001") + bytes.fromhex("020000000002") + b"\x88\xb5"
     return eth + bytes([op]) + arg.to_bytes(2, "big") + val.to_bytes(4, "big")
+
+
+def commit_routed(stub: P4RuntimeStub, device_id: int = 1, election_id: int = 1) -> None:
+    """Commits basic.json (with its P4Info) and routes 10.0.2.0/24 to port 2, as the
+    primary controller `election_id` (the caller has arbitrated)."""
+    req = p4r.SetForwardingPipelineConfigRequest(
+        device_id=device_id,
+        election_id=to_uint128(election_id),
+        action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+    )
+    req.config.p4info.CopyFrom(basic_p4info())
+    req.config.p4_device_config = BASIC_JSON.read_bytes()
+    stub.SetForwardingPipelineConfig(req)
+    write(stub, (INSERT, route(b"\x0a\x00\x02\x00", 24, 2)), election_id=election_id)

@@ -23,13 +23,11 @@ import pytest
 
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
-from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
 from ratelab_sim import HarnessError, VethPair, unique_prefix
-from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.pcap import read_pcap
-from switch_basic_program import BASIC_JSON, basic_p4info, ipv4_packet, route
-from switch_client import INSERT, StreamClient, write
+from switch_basic_program import BASIC_JSON, commit_routed, ipv4_packet
+from switch_client import StreamClient
 
 HERE = Path(__file__).parent
 
@@ -100,15 +98,7 @@ def test_daemon_forwards_between_interfaces_with_pcap_and_rate(
             try:
                 ctl.arbitrate(1)
                 ctl.get()
-                req = p4r.SetForwardingPipelineConfigRequest(
-                    device_id=1,
-                    election_id=to_uint128(1),
-                    action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-                )
-                req.config.p4info.CopyFrom(basic_p4info())
-                req.config.p4_device_config = BASIC_JSON.read_bytes()
-                stub.SetForwardingPipelineConfig(req)
-                write(stub, (INSERT, route(b"\x0a\x00\x02\x00", 24, 2)), election_id=1)
+                commit_routed(stub)
                 frames = [
                     ipv4_packet(bytes([10, 0, 2, 9]), payload=b"ratelab-%d" % i) for i in range(3)
                 ]
@@ -248,15 +238,7 @@ def test_daemon_adds_the_link_delay_and_it_changes_at_run_time(
             try:
                 ctl.arbitrate(1)
                 ctl.get()
-                req = p4r.SetForwardingPipelineConfigRequest(
-                    device_id=1,
-                    election_id=to_uint128(1),
-                    action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-                )
-                req.config.p4info.CopyFrom(basic_p4info())
-                req.config.p4_device_config = BASIC_JSON.read_bytes()
-                stub.SetForwardingPipelineConfig(req)
-                write(stub, (INSERT, route(b"\x0a\x00\x02\x00", 24, 2)), election_id=1)
+                commit_routed(stub)
                 # 50 ms of link plus ~60 µs of transmission at 10 Mbit/s; the upper bound
                 # only leaves room for scheduling on a busy machine.
                 delays = [_one_way(tx, rx, b"ratelab-d%d" % i) for i in range(3)]
