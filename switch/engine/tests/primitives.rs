@@ -292,3 +292,43 @@ fn next_tables_hit_miss_and_by_action() {
         "MyIngress.drop": null, "NoAction": null}));
     assert_eq!(marks(&mut sw), (0x2a, 0));
 }
+
+/// `action_program` with a second action `other` (h.a = 2) in `tbl_act`,
+/// whose default `act` (h.a = 1) is const or not.
+fn keyless_program(default_const: bool) -> String {
+    let mut p: Value = serde_json::from_str(&action_program(vec![assign(f("h", "a"), hx(1))]))
+        .expect("inline program is JSON");
+    p["actions"].as_array_mut().unwrap().push(json!({
+        "name": "other", "id": 1, "runtime_data": [],
+        "primitives": [assign(f("h", "a"), hx(2)), assign(f("standard_metadata", "egress_spec"), hx(1))]
+    }));
+    let t = &mut p["pipelines"][0]["tables"][0];
+    t["action_ids"] = json!([0, 1]);
+    t["actions"] = json!(["act", "other"]);
+    t["next_tables"] = json!({"act": null, "other": null});
+    t["default_entry"]["action_const"] = json!(default_const);
+    t["default_entry"]["action_entry_const"] = json!(default_const);
+    p.to_string()
+}
+
+fn first_byte_out(sw: &mut Switch) -> u8 {
+    sw.inject(0, &h_bytes(9, 0, 0, 0, 0, 0, 0), 0);
+    sw.poll(0).pop().expect("forwarded").data[0]
+}
+
+// A keyless table with a const default runs that action directly (a fast
+// path); one whose default may change must run whatever default is set.
+#[test]
+fn keyless_table_runs_its_current_default() {
+    let mut fixed = Switch::new(&keyless_program(true), 1).unwrap();
+    assert_eq!(first_byte_out(&mut fixed), 1);
+    assert!(fixed.table_set_default("tbl_act", "other", &[]).is_err());
+    assert_eq!(first_byte_out(&mut fixed), 1);
+
+    let mut changeable = Switch::new(&keyless_program(false), 1).unwrap();
+    assert_eq!(first_byte_out(&mut changeable), 1);
+    changeable
+        .table_set_default("tbl_act", "other", &[])
+        .unwrap();
+    assert_eq!(first_byte_out(&mut changeable), 2);
+}
