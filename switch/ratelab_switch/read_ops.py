@@ -132,9 +132,7 @@ def _indices(flt_index: p4r.Index | None, size: int, what: str) -> range:
 
 
 def _read_counters(state: PipelineState, flt: p4r.CounterEntry) -> Iterator[p4r.Entity]:
-    counters = (
-        [state.schema.counters[flt.counter_id]] if flt.counter_id else list(state.schema.counters)
-    )
+    counters = state.schema.counters.selected(flt.counter_id)
     idx = flt.index if flt.HasField("index") else None
     for c in counters:
         for i in _indices(idx, c.size, f"counter {c.name}"):
@@ -146,11 +144,7 @@ def _read_counters(state: PipelineState, flt: p4r.CounterEntry) -> Iterator[p4r.
 
 
 def _read_registers(state: PipelineState, flt: p4r.RegisterEntry) -> Iterator[p4r.Entity]:
-    regs = (
-        [state.schema.registers[flt.register_id]]
-        if flt.register_id
-        else list(state.schema.registers)
-    )
+    regs = state.schema.registers.selected(flt.register_id)
     idx = flt.index if flt.HasField("index") else None
     for r in regs:
         if r.value is None:
@@ -165,7 +159,7 @@ def _read_registers(state: PipelineState, flt: p4r.RegisterEntry) -> Iterator[p4
 
 
 def _read_meters(state: PipelineState, flt: p4r.MeterEntry) -> Iterator[p4r.Entity]:
-    meters = [state.schema.meters[flt.meter_id]] if flt.meter_id else list(state.schema.meters)
+    meters = state.schema.meters.selected(flt.meter_id)
     idx = flt.index if flt.HasField("index") else None
     for m in meters:
         for i in _indices(idx, m.size, f"meter {m.name}"):
@@ -211,11 +205,7 @@ def _read_digests(state: PipelineState, flt: p4r.DigestEntry) -> Iterator[p4r.En
 
 
 def _read_members(state: PipelineState, flt: p4r.ActionProfileMember) -> Iterator[p4r.Entity]:
-    profiles = (
-        [state.schema.action_profiles[flt.action_profile_id]]
-        if flt.action_profile_id
-        else list(state.schema.action_profiles)
-    )
+    profiles = state.schema.action_profiles.selected(flt.action_profile_id)
     for profile in profiles:
         members = state.profiles[profile.id].members
         ids = sorted(members) if flt.member_id == 0 else [flt.member_id]
@@ -225,11 +215,7 @@ def _read_members(state: PipelineState, flt: p4r.ActionProfileMember) -> Iterato
 
 
 def _read_groups(state: PipelineState, flt: p4r.ActionProfileGroup) -> Iterator[p4r.Entity]:
-    profiles = (
-        [state.schema.action_profiles[flt.action_profile_id]]
-        if flt.action_profile_id
-        else list(state.schema.action_profiles)
-    )
+    profiles = state.schema.action_profiles.selected(flt.action_profile_id)
     for profile in profiles:
         groups = state.profiles[profile.id].groups
         ids = sorted(groups) if flt.group_id == 0 else [flt.group_id]
@@ -239,11 +225,7 @@ def _read_groups(state: PipelineState, flt: p4r.ActionProfileGroup) -> Iterator[
 
 
 def _read_value_sets(state: PipelineState, flt: p4r.ValueSetEntry) -> Iterator[p4r.Entity]:
-    sets = (
-        [state.schema.value_sets[flt.value_set_id]]
-        if flt.value_set_id
-        else list(state.schema.value_sets)
-    )
+    sets = state.schema.value_sets.selected(flt.value_set_id)
     for vs in sets:
         entry = state.value_sets.get(vs.id) or p4r.ValueSetEntry(value_set_id=vs.id)
         yield p4r.Entity(value_set_entry=entry)

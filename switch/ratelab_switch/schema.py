@@ -210,6 +210,10 @@ class _Index(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         return iter(self.by_id.values())
 
+    def selected(self, ident: int) -> list[T]:
+        """The entity `ident`, or all of them for 0 (a P4Runtime wildcard read)."""
+        return [self[ident]] if ident else list(self.by_id.values())
+
     def __len__(self) -> int:
         return len(self.by_id)
 
