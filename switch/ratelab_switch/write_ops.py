@@ -317,22 +317,25 @@ def _pre_entry(state: PipelineState, op: int, msg: p4r.PacketReplicationEngineEn
         raise invalid("packet replication engine entry without a type")
 
 
+def _check_exists(op: int, exists: bool, what: str) -> None:
+    """INSERT needs `what` absent; MODIFY and DELETE need it present."""
+    if op == INSERT and exists:
+        raise already_exists(f"{what} already exists")
+    if op in (MODIFY, DELETE) and not exists:
+        raise not_found(f"{what} does not exist")
+
+
 def _multicast_group(state: PipelineState, op: int, msg: p4r.MulticastGroupEntry) -> None:
     gid = msg.multicast_group_id
     what = f"multicast group {gid}"
     if gid == 0:
         raise invalid("multicast group id 0 is reserved")
     exists = gid in state.multicast_groups
+    _check_exists(op, exists, what)
     if op == DELETE:
-        if not exists:
-            raise not_found(f"{what} does not exist")
         state.engine.multicast_group_delete(gid)
         del state.multicast_groups[gid]
         return
-    if op == INSERT and exists:
-        raise already_exists(f"{what} already exists")
-    if op == MODIFY and not exists:
-        raise not_found(f"{what} does not exist")
     replicas = parse_replicas(list(msg.replicas), what)
     state.engine.multicast_group_set(gid, replicas)
     stored = p4r.MulticastGroupEntry()
@@ -346,16 +349,11 @@ def _clone_session(state: PipelineState, op: int, msg: p4r.CloneSessionEntry) ->
     if sid == 0:
         raise invalid("clone session id 0 is reserved")
     exists = sid in state.clone_sessions
+    _check_exists(op, exists, what)
     if op == DELETE:
-        if not exists:
-            raise not_found(f"{what} does not exist")
         state.engine.clone_session_delete(sid)
         del state.clone_sessions[sid]
         return
-    if op == INSERT and exists:
-        raise already_exists(f"{what} already exists")
-    if op == MODIFY and not exists:
-        raise not_found(f"{what} does not exist")
     if msg.packet_length_bytes < 0:
         raise invalid(f"{what}: packet_length_bytes must not be negative")
     replicas = parse_replicas(list(msg.replicas), what)
@@ -373,18 +371,14 @@ def _action_profile_member(state: PipelineState, op: int, msg: p4r.ActionProfile
     if msg.member_id == 0:
         raise invalid(f"{profile.name}: member id 0 is not valid")
     existing = ps.members.get(msg.member_id)
+    _check_exists(op, existing is not None, what)
     if op == DELETE:
-        if existing is None:
-            raise not_found(f"{what} does not exist")
+        assert existing is not None  # checked just above
         if existing.groups or existing.entries:
             raise failed_precondition(f"{what} is in use by groups or table entries")
         state.engine.profile_member_delete(profile.name, existing.handle)
         del ps.members[msg.member_id]
         return
-    if op == INSERT and existing is not None:
-        raise already_exists(f"{what} already exists")
-    if op == MODIFY and existing is None:
-        raise not_found(f"{what} does not exist")
     if not msg.HasField("action"):
         raise invalid(f"{what}: an action is needed")
     if not profile.table_ids:
@@ -413,9 +407,9 @@ def _action_profile_group(state: PipelineState, op: int, msg: p4r.ActionProfileG
     if msg.group_id == 0:
         raise invalid(f"{profile.name}: group id 0 is not valid")
     existing = ps.groups.get(msg.group_id)
+    _check_exists(op, existing is not None, what)
     if op == DELETE:
-        if existing is None:
-            raise not_found(f"{what} does not exist")
+        assert existing is not None  # checked just above
         if existing.entries:
             raise failed_precondition(f"{what} is in use by table entries")
         state.engine.profile_group_delete(profile.name, existing.handle)
@@ -423,10 +417,6 @@ def _action_profile_group(state: PipelineState, op: int, msg: p4r.ActionProfileG
             ps.members[m.member_id].groups.discard(msg.group_id)
         del ps.groups[msg.group_id]
         return
-    if op == INSERT and existing is not None:
-        raise already_exists(f"{what} already exists")
-    if op == MODIFY and existing is None:
-        raise not_found(f"{what} does not exist")
     expanded: list[int] = []
     seen: set[int] = set()
     for m in msg.members:
