@@ -13,23 +13,29 @@
 
 use crate::phv::{sext, Val};
 use crate::program::{apply_bin, BinOp, EvalCtx, Expr, HdrRef};
-use std::sync::Arc;
 
 /// A compiled expression: a closure over the evaluation context.
 pub(crate) type EvalFn = dyn Fn(&EvalCtx) -> Val + Send + Sync;
 
 /// An expression with its compiled closure. Evaluate with [`CExpr::eval`];
-/// the tree is kept for inspection and `Debug`.
-#[derive(Clone)]
+/// the tree is kept for inspection, `Debug` and `Clone`. The closure is
+/// boxed, not shared: calling through an `Arc<dyn Fn>` recomputes where the
+/// closure sits inside the allocation on every call.
 pub(crate) struct CExpr {
     tree: Expr,
-    run: Arc<EvalFn>,
+    run: Box<EvalFn>,
+}
+
+impl Clone for CExpr {
+    fn clone(&self) -> CExpr {
+        CExpr::new(self.tree.clone())
+    }
 }
 
 impl CExpr {
     /// Compiles `tree`.
     pub fn new(tree: Expr) -> CExpr {
-        let run = Arc::from(compile(&tree));
+        let run = compile(&tree);
         CExpr { tree, run }
     }
 

@@ -693,17 +693,8 @@ fn copy_header(p: &Program, phv: &mut Phv, dst: u32, src: u32) {
 #[inline]
 fn run_action(p: &Program, st: &mut State, pkt: &mut Pkt, a: u32, data: &[Val]) {
     let action = &p.actions[a as usize];
-    match &action.assigns {
-        Some(assigns) => {
-            for (f, mask, e) in assigns.iter() {
-                let v = e.eval(&EvalCtx {
-                    prog: p,
-                    phv: &pkt.phv,
-                    data,
-                });
-                pkt.phv.vals[*f as usize] = (v as u128) & mask;
-            }
-        }
+    match &action.steps {
+        Some(steps) => steps.run(p, st, pkt, data),
         None => run_prims(p, st, pkt, &action.prims, data),
     }
 }

@@ -34,6 +34,7 @@ mod load;
 mod phv;
 mod program;
 pub mod rng;
+mod steps;
 mod switch;
 mod table;
 

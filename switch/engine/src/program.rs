@@ -369,26 +369,19 @@ pub(crate) struct Action {
     pub id: u64,
     pub params: Vec<(String, u32)>,
     pub prims: Vec<Prim>,
-    /// When every primitive assigns to a fixed field (most actions p4c
-    /// writes): (field, mask, value), run without the general loop.
-    pub assigns: Option<Box<[(u32, u128, CExpr)]>>,
+    /// The primitives compiled to closures when they have no control flow
+    /// (filled in once the whole program is loaded).
+    pub steps: Option<crate::steps::Steps>,
 }
 
 impl Action {
     pub fn new(name: String, id: u64, params: Vec<(String, u32)>, prims: Vec<Prim>) -> Action {
-        let assigns = prims
-            .iter()
-            .map(|p| match p {
-                Prim::Assign(LField::Static { f, mask }, e) => Some((*f, *mask, e.clone())),
-                _ => None,
-            })
-            .collect();
         Action {
             name,
             id,
             params,
             prims,
-            assigns,
+            steps: None,
         }
     }
 }

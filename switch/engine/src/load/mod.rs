@@ -127,6 +127,12 @@ pub(crate) fn load(text: &str) -> Result<Program, LoadError> {
     ld.deparser(&root)?;
     ld.pipelines(&root)?;
     ld.checksums(&root)?;
+    let steps: Vec<_> = (ld.p.actions.iter())
+        .map(|a| crate::steps::compile_steps(&ld.p, &a.prims))
+        .collect();
+    for (a, s) in ld.p.actions.iter_mut().zip(steps) {
+        a.steps = s;
+    }
     Ok(ld.p)
 }
 
