@@ -6,6 +6,7 @@ use crate::phv::{mask, read_bits, Phv, Val};
 use crate::program::*;
 use crate::rng::Rng;
 use crate::table::{MatchTable, MeterState};
+use crate::wire;
 
 /// A digest produced by `generate_digest`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -341,12 +342,25 @@ fn extract(
         return Err(p.err.packet_too_short);
     }
     let base = *cur;
-    let first = hi.first_field as usize;
-    for (i, f) in p.fields[first..first + hi.nfields as usize]
-        .iter()
-        .enumerate()
-    {
-        phv.vals[first + i] = read_bits(data, base + f.offset as usize, f.width);
+    match &hi.wire {
+        Some(words) if base % 8 == 0 => {
+            let at = base / 8;
+            for w in words.iter() {
+                let v = wire::load(data, at + w.at, w.bytes);
+                for &(f, shift, m) in w.fields.iter() {
+                    phv.vals[f] = ((v >> shift) & m) as u128;
+                }
+            }
+        }
+        _ => {
+            let first = hi.first_field as usize;
+            for (i, f) in p.fields[first..first + hi.nfields as usize]
+                .iter()
+                .enumerate()
+            {
+                phv.vals[first + i] = read_bits(data, base + f.offset as usize, f.width);
+            }
+        }
     }
     if let Some(vb) = &hi.varbit {
         let slot = &mut phv.varbits[vb.slot as usize];
@@ -369,12 +383,22 @@ pub(crate) fn emit_header(p: &Program, phv: &Phv, h: u32, out: &mut Vec<u8>) {
     let hi = &p.headers[h as usize];
     let first = hi.first_field as usize;
     out.reserve(hi.bits as usize / 8 + 8);
-    let mut sink = BitSink::new(out);
-    let fields = &p.fields[first..first + hi.nfields as usize];
-    for (f, &v) in fields.iter().zip(&phv.vals[first..first + fields.len()]) {
-        sink.push(v, f.width);
+    if let Some(words) = &hi.wire {
+        for w in words.iter() {
+            let mut v = 0u64;
+            for &(f, shift, m) in w.fields.iter() {
+                v |= (phv.vals[f] as u64 & m) << shift;
+            }
+            wire::store(out, v, w.bytes);
+        }
+    } else {
+        let mut sink = BitSink::new(out);
+        let fields = &p.fields[first..first + hi.nfields as usize];
+        for (f, &v) in fields.iter().zip(&phv.vals[first..first + fields.len()]) {
+            sink.push(v, f.width);
+        }
+        sink.finish();
     }
-    sink.finish();
     if let Some(vb) = &hi.varbit {
         out.extend_from_slice(&phv.varbits[vb.slot as usize].1);
     }

@@ -37,6 +37,7 @@ pub mod rng;
 mod steps;
 mod switch;
 mod table;
+mod wire;
 
 pub use calc::CrcParams;
 pub use error::{ControlError, LoadError};

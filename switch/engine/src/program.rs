@@ -35,6 +35,8 @@ pub(crate) struct HeaderInfo {
     pub metadata: bool,
     pub varbit: Option<VarbitInfo>,
     pub union: Option<u32>,
+    /// The fixed part as whole-byte words, when it falls into them.
+    pub wire: Option<Box<[crate::wire::Word]>>,
 }
 
 #[derive(Debug, Clone)]

@@ -127,6 +127,10 @@ pub(crate) fn load(text: &str) -> Result<Program, LoadError> {
     ld.deparser(&root)?;
     ld.pipelines(&root)?;
     ld.checksums(&root)?;
+    for h in &mut ld.p.headers {
+        let first = h.first_field as usize;
+        h.wire = crate::wire::layout(first, &ld.p.fields[first..first + h.nfields as usize]);
+    }
     let steps: Vec<_> = (ld.p.actions.iter())
         .map(|a| crate::steps::compile_steps(&ld.p, &a.prims))
         .collect();
@@ -280,6 +284,7 @@ impl Ld {
                 metadata,
                 varbit,
                 union: None,
+                wire: None,
             });
             self.p.valid_init.push(metadata);
             self.pos_to_off.push(pos_to_off);
