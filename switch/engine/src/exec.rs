@@ -343,7 +343,7 @@ fn extract(
     }
     let base = *cur;
     match &hi.wire {
-        Some(words) if base % 8 == 0 => {
+        Some(words) if base.is_multiple_of(8) => {
             let at = base / 8;
             for w in words.iter() {
                 let v = wire::load(data, at + w.at, w.bytes);
