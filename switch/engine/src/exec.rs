@@ -347,8 +347,8 @@ fn extract(
             let at = base / 8;
             for w in words.iter() {
                 let v = wire::load(data, at + w.at, w.bytes);
-                for &(f, shift, m) in w.fields.iter() {
-                    phv.vals[f] = ((v >> shift) & m) as u128;
+                for (f, &(shift, m)) in w.fields_mut(&mut phv.vals).iter_mut().zip(&w.parts) {
+                    *f = ((v >> shift) & m) as u128;
                 }
             }
         }
@@ -386,8 +386,8 @@ pub(crate) fn emit_header(p: &Program, phv: &Phv, h: u32, out: &mut Vec<u8>) {
     if let Some(words) = &hi.wire {
         for w in words.iter() {
             let mut v = 0u64;
-            for &(f, shift, m) in w.fields.iter() {
-                v |= (phv.vals[f] as u64 & m) << shift;
+            for (&f, &(shift, m)) in w.fields(&phv.vals).iter().zip(&w.parts) {
+                v |= (f as u64 & m) << shift;
             }
             wire::store(out, v, w.bytes);
         }

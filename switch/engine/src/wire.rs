@@ -14,13 +14,29 @@
 
 use crate::program::FieldInfo;
 
-/// One word: `bytes` bytes at byte `at` of the header, holding fields
-/// `(global index, shift from the word's low bit, mask)` in order.
+/// One word: `bytes` bytes at byte `at` of the header, holding the fields
+/// `first..first + parts.len()` (global indices), each as (shift from the
+/// word's low bit, mask), in order.
 #[derive(Debug, Clone)]
 pub(crate) struct Word {
     pub at: usize,
     pub bytes: usize,
-    pub fields: Box<[(usize, u32, u64)]>,
+    pub first: usize,
+    pub parts: Box<[(u32, u64)]>,
+}
+
+impl Word {
+    /// The word's fields of `vals` (one bounds check for all of them).
+    #[inline(always)]
+    pub fn fields<'a>(&self, vals: &'a [u128]) -> &'a [u128] {
+        &vals[self.first..self.first + self.parts.len()]
+    }
+
+    /// The word's fields of `vals`, to write.
+    #[inline(always)]
+    pub fn fields_mut<'a>(&self, vals: &'a mut [u128]) -> &'a mut [u128] {
+        &mut vals[self.first..self.first + self.parts.len()]
+    }
 }
 
 /// Groups the fields `first..first + fields.len()` into words, or `None`
@@ -46,17 +62,18 @@ pub(crate) fn layout(first: usize, fields: &[FieldInfo]) -> Option<Box<[Word]>> 
         }
         let (next, total) = end?;
         let mut below = total;
-        let members = (i..next)
+        let parts = (i..next)
             .map(|j| {
                 let w = fields[j].width;
                 below -= w;
-                (first + j, below, u64::MAX >> (64 - w))
+                (below, u64::MAX >> (64 - w))
             })
             .collect();
         words.push(Word {
             at: (off / 8) as usize,
             bytes: (total / 8) as usize,
-            fields: members,
+            first: first + i,
+            parts,
         });
         off += total;
         i = next;
@@ -114,11 +131,12 @@ mod tests {
     fn ipv4_is_three_words() {
         let w = layout(10, &fields(&[4, 4, 8, 16, 16, 3, 13, 8, 8, 16, 32, 32])).unwrap();
         let shape: Vec<(usize, usize, usize)> =
-            w.iter().map(|w| (w.at, w.bytes, w.fields.len())).collect();
+            w.iter().map(|w| (w.at, w.bytes, w.parts.len())).collect();
         assert_eq!(shape, [(0, 8, 7), (8, 8, 4), (16, 4, 1)]);
+        assert_eq!([w[0].first, w[1].first, w[2].first], [10, 17, 21]);
         // version is the top 4 bits of the first word, fragment offset the low 13.
-        assert_eq!(w[0].fields[0], (10, 60, 0xF));
-        assert_eq!(w[0].fields[6], (16, 0, 0x1FFF));
+        assert_eq!(w[0].parts[0], (60, 0xF));
+        assert_eq!(w[0].parts[6], (0, 0x1FFF));
     }
 
     #[test]
