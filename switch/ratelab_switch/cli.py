@@ -37,13 +37,19 @@ from . import codec, target_service
 from .arbitration import to_uint128
 from .errors import P4RuntimeError
 from .options import OptionsError, parse_delay, parse_rate
-from .port_settings import format_rate
+from .port_settings import PORT_STATS_FIELDS, format_rate
 from .schema import ActionInfo, MatchKind, Schema, TableInfo
 
 ROLE = "ratelab-switch-cli"
 NO_PIPELINE = "the switch has no P4Runtime pipeline config yet"
 # Served by the ratelab.SwitchTarget service: no P4Runtime pipeline needed.
-PORT_COMMANDS = ("set_queue_depth", "set_queue_rate", "set_link_delay", "show_ports")
+PORT_COMMANDS = (
+    "set_queue_depth",
+    "set_queue_rate",
+    "set_link_delay",
+    "show_ports",
+    "port_stats",
+)
 _TOP = (1 << 31) - 1  # BMv2 priority 0 (the highest) -> P4Runtime's highest
 
 
@@ -547,6 +553,19 @@ class CliSession:
                 f"{p['port']!s:<8}{p['queue_depth']!s:<13}{p['queue_rate']!s:<16}"
                 f"{p['link_delay_us']!s:<15}{p['in_flight']}"
             )
+
+    def port_stats(self, args: list[str]) -> None:
+        if len(args) > 1:
+            raise CliError("usage: port_stats [PORT]")
+        port = parse_value(args[0], 9, "port") if args else None
+        got = self._target("GetPortStats", {"port": port})
+        ports = got["ports"]
+        assert isinstance(ports, list)
+        self._say(f"{'port':<6}{'iface':<16}" + "".join(f"{n:>14}" for n in PORT_STATS_FIELDS))
+        for p in ports:
+            iface = p["iface"] or "-"
+            counts = "".join(f"{p[n]!s:>14}" for n in PORT_STATS_FIELDS)
+            self._say(f"{p['port']!s:<6}{iface:<16}{counts}")
 
     @staticmethod
     def _named(index: _Lookup[T], name: str, kind: str) -> T:

@@ -29,7 +29,7 @@ from .engine_api import (
     Replica,
 )
 from .options import DaemonOptions, QueueRate
-from .port_settings import MAX_PORT, PortConfig, PortSettings
+from .port_settings import MAX_PORT, PortConfig, PortSettings, PortStats
 from .schema import MatchKind
 
 if TYPE_CHECKING:
@@ -177,6 +177,33 @@ class RustEngine:
 
     def in_flight(self, port: int) -> int:
         return 0 if self._sw is None else int(self._sw.in_flight(port))
+
+    def stats_ports(self) -> list[int]:
+        with self._ports.lock:
+            return sorted(set(self._interfaces) | set(self._ports.ports))
+
+    def interface(self, port: int) -> str | None:
+        return self._interfaces.get(port)
+
+    def port_stats(self, port: int) -> PortStats:
+        engine = (0,) * 6 if self._sw is None else tuple(self._sw.port_stats(port))
+        rx_packets, rx_bytes, tx_packets, tx_bytes, queue_drops, mtu_drops = engine
+        loop: dict[str, int] = {}
+        if self._dataplane is not None:
+            loop = self._dataplane.stats()["ports"].get(port, {})
+        return {
+            "rx_packets": rx_packets,
+            "rx_bytes": rx_bytes,
+            "tx_packets": tx_packets,
+            "tx_bytes": tx_bytes,
+            "queue_length": 0 if self._sw is None else int(self._sw.queue_len(port)),
+            "queue_drops": queue_drops,
+            # The engine drops frames over a port MTU it was given, the packet
+            # thread those over the interface's: one count for the researcher.
+            "mtu_drops": mtu_drops + loop.get("mtu_drops", 0),
+            "rx_drops": loop.get("rx_drops", 0),
+            "tx_errors": loop.get("tx_errors", 0),
+        }
 
     # ------------------------------------------------------------ tables
     def table_add(

@@ -63,6 +63,30 @@ class PortSettings:
         return [port]
 
 
+# A port's counters, in GetPortStats and `port_stats` order:
+#   rx_packets, rx_bytes    frames the pipeline received on the port
+#   tx_packets, tx_bytes    frames the port sent (after its queue)
+#   queue_length            packets in the port's egress queue now
+#   queue_drops             packets refused by the full egress queue
+#   mtu_drops               frames too large for the interface (in or out)
+#   rx_drops                frames the kernel dropped before the switch read them,
+#                           because the packet thread fell behind (an overloaded
+#                           switch: the experiment's losses are not all the queue's)
+#   tx_errors               sends the kernel refused (or to a removed interface)
+PORT_STATS_FIELDS = (
+    "rx_packets",
+    "rx_bytes",
+    "tx_packets",
+    "tx_bytes",
+    "queue_length",
+    "queue_drops",
+    "mtu_drops",
+    "rx_drops",
+    "tx_errors",
+)
+PortStats = dict[str, int]
+
+
 @runtime_checkable
 class PortTarget(Protocol):
     """An engine whose ports' queues and links can be set at run time. `port` None
@@ -80,4 +104,16 @@ class PortTarget(Protocol):
 
     def in_flight(self, port: int) -> int:
         """Frames on the port's delayed link, not yet at its far end."""
+        ...
+
+    def stats_ports(self) -> list[int]:
+        """The ports GetPortStats lists when asked for every port."""
+        ...
+
+    def interface(self, port: int) -> str | None:
+        """The interface bound to the port (-i PORT@IFACE), if any."""
+        ...
+
+    def port_stats(self, port: int) -> PortStats:
+        """A port's counters (see PORT_STATS_FIELDS)."""
         ...

@@ -9,6 +9,7 @@ Unary methods under /ratelab.SwitchTarget/, with JSON request and response bodie
     SetQueueRate     {"device_id": 0, "port": 3, "rate": "10mbit"}     -> {}
     SetLinkDelay     {"device_id": 0, "port": 3, "delay": "20ms"}      -> {}
     GetPortSettings  {"device_id": 0}                                   -> see below
+    GetPortStats     {"device_id": 0, "port": 3}                        -> see below
     GetEntryHandles  {"device_id": 0, "table": "MyIngress.ipv4_lpm"}
                      -> {"entries": [{"handle": 0, "entry": BASE64}]}
 
@@ -18,7 +19,10 @@ Unary methods under /ratelab.SwitchTarget/, with JSON request and response bodie
 dequeued after the call. GetPortSettings answers
 {"default": SETTINGS, "ports": [{"port": N, **SETTINGS, "in_flight": K}, ...]} where
 SETTINGS = {"queue_depth": 64, "queue_rate": "10000000bit", "link_delay_us": 0}
-and `ports` lists the ports set one by one. GetEntryHandles gives each entry as
+and `ports` lists the ports set one by one. GetPortStats answers
+{"ports": [{"port": N, "iface": "veth1" or null, **COUNTERS}, ...]}, for the
+port asked or (no port) every port with an interface or its own settings;
+COUNTERS are port_settings.PORT_STATS_FIELDS. GetEntryHandles gives each entry as
 a serialized, base64-encoded p4.v1.TableEntry (canonical, as Read returns it).
 
 Errors are gRPC statuses: INVALID_ARGUMENT (bad body or value; nothing is
@@ -124,6 +128,16 @@ class SwitchTargetService:
             ],
         }
 
+    def get_port_stats(self, body: Body) -> Body:
+        target = self._target(body)
+        port = _port(body)
+        ports = target.stats_ports() if port is None else [port]
+        return {
+            "ports": [
+                {"port": p, "iface": target.interface(p), **target.port_stats(p)} for p in ports
+            ]
+        }
+
     def get_entry_handles(self, body: Body) -> Body:
         device_id = _int(body, "device_id", 0, 2**64 - 1)
         name = body.get("table")
@@ -174,6 +188,7 @@ def handler(device: Device) -> grpc.GenericRpcHandler:
             "SetQueueRate": _unary(svc.set_queue_rate),
             "SetLinkDelay": _unary(svc.set_link_delay),
             "GetPortSettings": _unary(svc.get_port_settings),
+            "GetPortStats": _unary(svc.get_port_stats),
             "GetEntryHandles": _unary(svc.get_entry_handles),
         },
     )

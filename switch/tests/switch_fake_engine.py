@@ -22,7 +22,7 @@ from ratelab_switch.engine_api import (
     Replica,
 )
 from ratelab_switch.options import QueueRate
-from ratelab_switch.port_settings import PortConfig, PortSettings
+from ratelab_switch.port_settings import PORT_STATS_FIELDS, PortConfig, PortSettings, PortStats
 
 
 @dataclass
@@ -55,6 +55,7 @@ class FakeEngine:
         self.initial: dict[str, list[FakeEntry]] = {}
         self._next_handle = 1
         self.ports = PortSettings()
+        self.interfaces: dict[int, str] = {}
 
     # Program
     def verify_config(self, device_config: bytes) -> None:
@@ -245,3 +246,13 @@ class FakeEngine:
 
     def in_flight(self, port: int) -> int:
         return 0
+
+    def stats_ports(self) -> list[int]:
+        return sorted(set(self.interfaces) | set(self.ports.ports))
+
+    def interface(self, port: int) -> str | None:
+        return self.interfaces.get(port)
+
+    def port_stats(self, port: int) -> PortStats:
+        # Distinct made-up values per port and field, so tests see each one travel.
+        return {name: port * 100 + i for i, name in enumerate(PORT_STATS_FIELDS)}

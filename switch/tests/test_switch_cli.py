@@ -13,7 +13,7 @@ from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
 from ratelab_switch.cli import CliError, main, parse_value
 from ratelab_switch.engine_api import ActionCall, CounterValue, KeyField, MeterConfig, Replica
 from ratelab_switch.options import QueueRate
-from ratelab_switch.port_settings import PortConfig
+from ratelab_switch.port_settings import PORT_STATS_FIELDS, PortConfig
 from ratelab_switch.schema import MatchKind
 from ratelab_switch.server import P4RuntimeServer
 from switch_client import INSERT, StreamClient, lpm_entry, write
@@ -246,6 +246,44 @@ def test_queue_and_link_settings(
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "queue depth of every port set to 128"
     assert out[-2].split() == ["3", "16", "10000000bit", "20000", "0"]
+
+
+def test_port_stats_lists_ports_with_interfaces_or_settings(
+    server: P4RuntimeServer,
+    engine: FakeEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    engine.interfaces = {1: "veth1", 2: "veth2"}
+    assert _run(server, tmp_path, "set_queue_depth 16 5\nport_stats\nport_stats 2\n") == 0
+    out = capsys.readouterr().out.splitlines()
+    header = out[1].split()
+    assert header == ["port", "iface", *PORT_STATS_FIELDS]
+    rows = [line.split() for line in out[2:5]]
+    # The fake engine counts port * 100 + the field's position.
+    assert rows[0] == ["1", "veth1", *(str(100 + i) for i in range(len(PORT_STATS_FIELDS)))]
+    assert [r[:2] for r in rows] == [["1", "veth1"], ["2", "veth2"], ["5", "-"]]
+    assert out[6].split()[:3] == ["2", "veth2", "200"]
+    assert len(out) == 7
+
+
+def test_bad_port_stats_requests(
+    server: P4RuntimeServer, engine: FakeEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(server, tmp_path, "port_stats 1 2\nport_stats 512\n") != 0
+    assert capsys.readouterr().err.splitlines() == [
+        "Error (line 1): usage: port_stats [PORT]",
+        "Error (line 2): port: 512 does not fit in 9 bits",
+    ]
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+        call = ch.unary_unary("/ratelab.SwitchTarget/GetPortStats")
+        with pytest.raises(grpc.RpcError) as e:
+            call(b'{"device_id": 1, "port": 600}')
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+        assert "port 600 is out of range" in e.value.details()  # type: ignore[attr-defined]
+        with pytest.raises(grpc.RpcError) as e:
+            call(b'{"device_id": 2}')
+        assert e.value.code() == grpc.StatusCode.NOT_FOUND  # type: ignore[attr-defined]
 
 
 def test_bad_queue_and_link_settings_change_nothing(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import json
 import os
 import select
 import signal
@@ -109,9 +110,24 @@ def test_daemon_forwards_between_interfaces_with_pcap_and_rate(
                 tagged = bytes.fromhex("020000000001020000000002810020640800") + b"vlan-frame"
                 tx.send(tagged)
                 got = _receive_matching(rx, b"ratelab-", 3, timeout=5.0)
+                stats = json.loads(
+                    ch.unary_unary("/ratelab.SwitchTarget/GetPortStats")(b'{"device_id": 1}')
+                )["ports"]
+                one = json.loads(
+                    ch.unary_unary("/ratelab.SwitchTarget/GetPortStats")(
+                        b'{"device_id": 1, "port": 2}'
+                    )
+                )["ports"]
             finally:
                 ctl.close()
         assert [g[34:] for g in got] == [f[34:] for f in frames]
+        # The ports with interfaces (and port 2's own rate setting), engine and
+        # packet-thread counters side by side.
+        assert [(p["port"], p["iface"]) for p in stats] == [(1, sw1), (2, sw2)]
+        assert stats[0]["rx_packets"] >= 4  # the three frames and the tagged one
+        assert (stats[1]["tx_packets"], stats[1]["tx_bytes"]) == (3, sum(len(f) for f in frames))
+        assert all(p["rx_drops"] == p["tx_errors"] == p["mtu_drops"] == 0 for p in stats)
+        assert one == [stats[1]]
         assert all(g[:6] == bytes.fromhex("000000000222") for g in got)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) == 0
