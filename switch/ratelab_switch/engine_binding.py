@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -415,9 +416,39 @@ class RustEngine:
         self._dataplane = None
 
 
+class _RxDropWatch:
+    """Logs a warning when the kernel drops frames a port's packet thread could not
+    read in time: the switch, not the experiment's bottleneck, lost them."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}
+
+    def check(self, stats: dict[str, object]) -> None:
+        ports = stats["ports"]
+        assert isinstance(ports, dict)
+        for port, counts in sorted(ports.items()):
+            now = int(counts["rx_drops"])
+            before = self.seen.get(port, 0)
+            if now > before:
+                log.warning(
+                    "port %d (%s): the kernel dropped %d frames the switch did not read in "
+                    "time (%d in all); the switch is overloaded",
+                    port,
+                    counts["iface"],
+                    now - before,
+                    now,
+                )
+            self.seen[port] = now
+
+
 def _deliver(dp: rust.Dataplane, device: Device, on_fatal: Callable[[str], None] | None) -> None:
-    """Hand the packet thread's controller events to the Device until it stops."""
+    """Hand the packet thread's controller events to the Device until it stops; check
+    for receive drops about once a second."""
+    watch, next_check = _RxDropWatch(), time.monotonic() + 1.0
     while (events := dp.next_events(0.5)) is not None:
+        if time.monotonic() >= next_check:
+            watch.check(dp.stats())
+            next_check = time.monotonic() + 1.0
         for kind, value in events:
             try:
                 if kind == "packet_in":

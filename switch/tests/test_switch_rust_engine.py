@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 
@@ -16,7 +17,7 @@ from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
 from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.device import Device
 from ratelab_switch.engine_api import ActionCall, EngineError, KeyField
-from ratelab_switch.engine_binding import RustEngine
+from ratelab_switch.engine_binding import RustEngine, _RxDropWatch
 from ratelab_switch.schema import MatchKind
 from ratelab_switch.server import P4RuntimeServer
 from switch_basic_program import (
@@ -387,3 +388,30 @@ def test_parser_value_sets_steer_the_parser(
     write(rust_stub, (MODIFY, p4r.Entity(value_set_entry=vs)))
     [(port, _, _)] = rust_engine.switch.process([(1, bytes(frame))], now_us())
     assert port == 2
+
+
+def test_receive_drops_are_logged_once_each_as_they_grow(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def stats(drops1: int, drops2: int) -> dict[str, object]:
+        return {
+            "ports": {
+                1: {"iface": "veth1", "rx_drops": drops1},
+                2: {"iface": "veth2", "rx_drops": drops2},
+            }
+        }
+
+    watch = _RxDropWatch()
+    with caplog.at_level(logging.WARNING, logger="ratelab_switch"):
+        watch.check(stats(0, 0))
+        watch.check(stats(5, 0))
+        watch.check(stats(5, 0))
+        watch.check(stats(12, 3))
+    assert [r.getMessage() for r in caplog.records] == [
+        "port 1 (veth1): the kernel dropped 5 frames the switch did not read in time"
+        " (5 in all); the switch is overloaded",
+        "port 1 (veth1): the kernel dropped 7 frames the switch did not read in time"
+        " (12 in all); the switch is overloaded",
+        "port 2 (veth2): the kernel dropped 3 frames the switch did not read in time"
+        " (3 in all); the switch is overloaded",
+    ]
