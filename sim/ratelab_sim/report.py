@@ -34,6 +34,8 @@ class RunResults:
     udp_sink: dict[str, Any] | None
     udp_sender_name: str
     poll_interval_s: float
+    # ratelab-switch's own port counters (GetPortStats); None where the target has none.
+    switch_ports: dict[int, dict[str, Any]] | None = None
 
 
 def _rate(bps: float) -> str:
@@ -146,6 +148,31 @@ def _udp_lines(results: RunResults) -> list[str]:
     ]
 
 
+# Frames the switch lost outside the router program: its packet thread fell behind
+# (rx_drops), a frame did not fit the interface (mtu_drops), a send failed (tx_errors).
+SWITCH_LOSSES = ("rx_drops", "mtu_drops", "tx_errors")
+
+
+def _switch_lines(results: RunResults) -> list[str]:
+    if results.switch_ports is None:
+        return []
+    lost = [
+        f"port {port} {name} {counts[name]}"
+        for port, counts in sorted(results.switch_ports.items())
+        for name in SWITCH_LOSSES
+        if counts.get(name)
+    ]
+    if not lost:
+        return [
+            "switch: no frames lost outside the router program "
+            "(rx_drops, mtu_drops and tx_errors 0 on every port)"
+        ]
+    return [
+        f"switch: lost frames outside the router program, not counted above: {', '.join(lost)}"
+        " (rx_drops: the switch was overloaded; the results understate what the router passed)"
+    ]
+
+
 def render(results: RunResults) -> str:
     plan = results.plan
     b = plan.bottleneck
@@ -163,5 +190,6 @@ def render(results: RunResults) -> str:
         *_queue_lines(results, results.poll_interval_s),
         *_rbcc_lines(results),
         *_udp_lines(results),
+        *_switch_lines(results),
     ]
     return "\n".join(lines)

@@ -240,6 +240,7 @@ def run_traffic(
         if not switch.alive():
             raise RunError(f"the switch died during the run:\n{switch.log_tail()}")
         final = ctl.read_counters(ports)
+        switch_ports = switch.port_stats()
 
     return RunResults(
         config=cfg,
@@ -254,6 +255,7 @@ def run_traffic(
         udp_sink=_load_json(out / "udp_sink.json") if udp_rate_bps else None,
         udp_sender_name=udp_sender.name,
         poll_interval_s=POLL_INTERVAL_S,
+        switch_ports=switch_ports,
     )
 
 

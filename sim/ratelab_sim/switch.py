@@ -13,6 +13,7 @@ so both targets drain a port the same way.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shlex
 import shutil
@@ -25,10 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
+
+import grpc
 
 from ratelab_sim.netns import ns_prefix, run_in_netns
 
 TARGETS = ("ratelab", "bmv2")
+# ratelab-switch's own gRPC service (queue settings, port counters).
+SWITCH_TARGET = "ratelab.SwitchTarget"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -133,6 +139,21 @@ class SwitchProcess:
     @property
     def grpc_address(self) -> str:
         return f"127.0.0.1:{self.grpc_port}"
+
+    def port_stats(self) -> dict[int, dict[str, Any]] | None:
+        """ratelab-switch's counters per port (`GetPortStats` of its ratelab.SwitchTarget
+        service: switch/ratelab_switch/README.md), or None on BMv2, which has no such
+        service."""
+        if self.target != "ratelab":
+            return None
+        call = f"/{SWITCH_TARGET}/GetPortStats"
+        body = json.dumps({"device_id": self.device_id}).encode()
+        try:
+            with grpc.insecure_channel(self.grpc_address) as channel:
+                reply = channel.unary_unary(call)(body, timeout=10)
+        except grpc.RpcError as e:
+            raise SwitchError(f"reading the switch's port counters failed: {e}") from None
+        return {int(p["port"]): p for p in json.loads(reply)["ports"]}
 
     def command(self) -> tuple[list[str], dict[str, str]]:
         program, env = switch_command(self.target)
