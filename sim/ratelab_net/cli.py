@@ -191,6 +191,7 @@ def _run_one(
 
         before = net.interface_counters()
         first = {n: c.read_counters() for n, c in controllers.items()}
+        switches_first = {n: sw.port_stats() for n, sw in net.switches.items()}
         pollers: list[BackgroundPoller] = []
         for plan in plans:
             writer = SeriesWriter.for_path(out / f"{plan.name}.csv")
@@ -215,10 +216,11 @@ def _run_one(
             if not net.switches[plan.name].alive():
                 raise NetError(f"router {plan.name} died:\n{net.switches[plan.name].log_tail()}")
         final = {n: c.read_counters() for n, c in controllers.items()}
+        switches_final = {n: sw.port_stats() for n, sw in net.switches.items()}
         after = net.interface_counters()
 
     flows = [flow_result(f, out) for f in topo.flows]
-    bal = balance(before, after, final, first)
+    bal = balance(before, after, final, first, switches_final, switches_first)
     print(render(topo, flows, samples, final, bal))
     if not args.no_plots:
         from ratelab_net.plots import plot_run

@@ -99,18 +99,42 @@ def flow_result(flow: Flow, out: Path) -> FlowResult:
     return r
 
 
+# Frames a ratelab-switch loses outside the router program (GetPortStats counters):
+# its packet thread fell behind, a frame did not fit the interface, a send failed.
+SWITCH_LOSSES = ("rx_drops", "mtu_drops", "tx_errors")
+
+# Per router: its switch's counters per port, or None where the target has none (BMv2).
+SwitchStats = dict[str, dict[int, dict[str, int]] | None]
+
+
 @dataclass(frozen=True)
 class Balance:
-    """Every packet a host put on its link arrived at a host or was dropped by a router
-    for a counted cause (the network is drained at the end)."""
+    """Every packet a host put on its link arrived at a host, was dropped by a router
+    for a counted cause, or was lost by a switch outside the router program (the
+    network is drained at the end). `switch_losses` None: no switch reports them."""
 
     host_tx: int
     host_rx: int
     router_drops: int
+    switch_losses: int | None = None
 
     @property
     def unaccounted(self) -> int:
-        return self.host_tx - self.host_rx - self.router_drops
+        return self.host_tx - self.host_rx - self.router_drops - (self.switch_losses or 0)
+
+
+def switch_losses(after: SwitchStats, before: SwitchStats) -> int | None:
+    """What the switches lost between two GetPortStats readings (None: none reports)."""
+    total, reported = 0, False
+    for router, ports in after.items():
+        if ports is None:
+            continue
+        reported = True
+        base = before.get(router) or {}
+        for port, counts in ports.items():
+            old = base.get(port, {})
+            total += sum(counts.get(k, 0) - old.get(k, 0) for k in SWITCH_LOSSES)
+    return total if reported else None
 
 
 def balance(
@@ -118,6 +142,8 @@ def balance(
     after: dict[str, tuple[int, int]],
     routers: dict[str, CounterSnapshot],
     routers_before: dict[str, CounterSnapshot],
+    switches: SwitchStats | None = None,
+    switches_before: SwitchStats | None = None,
 ) -> Balance:
     tx = sum(after[h][0] - before[h][0] for h in after)
     rx = sum(after[h][1] - before[h][1] for h in after)
@@ -127,7 +153,8 @@ def balance(
         for port, pc in snap.ports.items():
             old = base.get(port, PortCounters())
             drops += sum(getattr(pc, f"drop_{c}") - getattr(old, f"drop_{c}") for c in DROP_CAUSES)
-    return Balance(tx, rx, drops)
+    lost = switch_losses(switches or {}, switches_before or {})
+    return Balance(tx, rx, drops, lost)
 
 
 def _rate(bps: float | None) -> str:
@@ -185,11 +212,21 @@ def render(
                 f"{queue:>15}  {drops or 'none'}"
             )
     verdict = "conserved" if bal.unaccounted == 0 else f"{bal.unaccounted} unaccounted"
+    lost = (
+        ""
+        if bal.switch_losses is None
+        else f", switches lost {bal.switch_losses} outside the router program"
+    )
     lines += [
         "",
         f"packets: hosts sent {bal.host_tx}, hosts received {bal.host_rx}, routers dropped "
-        f"{bal.router_drops}: {verdict}",
+        f"{bal.router_drops}{lost}: {verdict}",
     ]
+    if bal.switch_losses:
+        lines.append(
+            "  (rx_drops, mtu_drops, tx_errors in `ratelab-switch-cli port_stats`; rx_drops: "
+            "an overloaded switch, so the results understate what the routers passed)"
+        )
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from ratelab_model.counters import PortCounters
 from ratelab_net import traffic
 from ratelab_net.cli import main
 from ratelab_net.network import host_shaping, link_delays
-from ratelab_net.results import balance, parse_ping
+from ratelab_net.results import balance, parse_ping, switch_losses
 from ratelab_net.routers import plan_routers
 from ratelab_net.topology import load_variants, parse_topology
 from ratelab_net.traffic import Command, TrafficError, TrafficRun, plan_commands
@@ -187,7 +187,22 @@ def test_balance() -> None:
         {"r1": snap(2)},
     )
     assert (bal.host_tx, bal.host_rx, bal.router_drops) == (160, 140, 10)
-    assert bal.unaccounted == 10
+    assert bal.unaccounted == 10 and bal.switch_losses is None
+
+    # The switches' own losses account for the rest; a BMv2 router reports none.
+    def ports(rx_drops: int, mtu_drops: int) -> dict[int, dict[str, int]]:
+        return {1: {"rx_drops": rx_drops, "tx_packets": 99}, 2: {"mtu_drops": mtu_drops}}
+
+    bal = balance(
+        {"a": (10, 0), "b": (0, 5)},
+        {"a": (110, 50), "b": (60, 95)},
+        {"r1": snap(12)},
+        {"r1": snap(2)},
+        {"r1": ports(9, 4), "r2": None},
+        {"r1": ports(1, 2), "r2": None},
+    )
+    assert (bal.switch_losses, bal.unaccounted) == (10, 0)
+    assert switch_losses({"r2": None}, {"r2": None}) is None
 
 
 def test_flows_become_host_commands(tmp_path: Path) -> None:
