@@ -15,6 +15,7 @@ from typing import Any
 
 from ratelab_ctl.counters import CounterSnapshot
 from ratelab_model.counters import DROP_CAUSES, PortCounters
+from ratelab_sim.switch import SWITCH_LOSSES
 
 from ratelab_net.topology import Flow, Topology
 
@@ -98,10 +99,6 @@ def flow_result(flow: Flow, out: Path) -> FlowResult:
         r.note = str(f["error"])
     return r
 
-
-# Frames a ratelab-switch loses outside the router program (GetPortStats counters):
-# its packet thread fell behind, a frame did not fit the interface, a send failed.
-SWITCH_LOSSES = ("rx_drops", "mtu_drops", "tx_errors")
 
 # Per router: its switch's counters per port, or None where the target has none (BMv2).
 SwitchStats = dict[str, dict[int, dict[str, int]] | None]

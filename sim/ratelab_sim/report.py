@@ -16,6 +16,7 @@ from ratelab_model.counters import DROP_CAUSES, PortCounters
 from ratelab_model.packet import ip_to_str
 
 from ratelab_sim.router_plan import Plan
+from ratelab_sim.switch import SWITCH_LOSSES
 
 Q16 = 1 << 16  # last_avg is Q16.16 packets
 
@@ -146,11 +147,6 @@ def _udp_lines(results: RunResults) -> list[str]:
         f"UDP {results.udp_sender_name} -> {results.plan.receiver.name}: {packets} sent, "
         f"{got} received ({lost:.1f} % lost), {_rate(rx_bps)} received{delay}"
     ]
-
-
-# Frames the switch lost outside the router program: its packet thread fell behind
-# (rx_drops), a frame did not fit the interface (mtu_drops), a send failed (tx_errors).
-SWITCH_LOSSES = ("rx_drops", "mtu_drops", "tx_errors")
 
 
 def _switch_lines(results: RunResults) -> list[str]:

@@ -35,6 +35,10 @@ from ratelab_sim.netns import ns_prefix, run_in_netns
 TARGETS = ("ratelab", "bmv2")
 # ratelab-switch's own gRPC service (queue settings, port counters).
 SWITCH_TARGET = "ratelab.SwitchTarget"
+# The port counters (GetPortStats) of frames a ratelab-switch loses outside the
+# router program: its packet thread fell behind (rx_drops), a frame did not fit the
+# interface (mtu_drops), a send failed (tx_errors).
+SWITCH_LOSSES = ("rx_drops", "mtu_drops", "tx_errors")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
