@@ -15,7 +15,7 @@
 
 pub mod pcap;
 pub mod port;
-pub mod ring;
+pub(crate) mod ring;
 
 use std::collections::VecDeque;
 use std::io;
@@ -246,6 +246,21 @@ impl Dataplane {
             event_drops: AtomicU64::new(0),
             turns: AtomicU64::new(0),
         });
+        // Say which ports fell back to recvmmsg (slower under load), so a
+        // researcher comparing runs knows.
+        shared.push_events(
+            config
+                .ports
+                .iter()
+                .zip(&ports)
+                .filter(|(_, (port, _))| !port.has_ring())
+                .map(|(spec, _)| {
+                    Event::Warning(format!(
+                        "port {} ({}): no receive ring; reading it with recvmmsg",
+                        spec.number, spec.iface
+                    ))
+                }),
+        );
         let worker = Worker::new(shared.clone(), ports, config.cpu_port);
         let s = shared.clone();
         let thread = std::thread::Builder::new()

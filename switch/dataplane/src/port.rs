@@ -121,12 +121,12 @@ impl Port {
             .unwrap_or(1500);
         // Set up before bind, so that no frame is queued the old way. A frame
         // too big for its slot (the MTU raised later, a GSO frame) is copied
-        // whole into the socket's queue as well (PACKET_COPY_THRESH).
+        // whole into the socket's queue as well (PACKET_COPY_THRESH, set first:
+        // a ring that fails half-way is detached again, see `ring::map_ring`,
+        // so the socket is read with recvmmsg and nothing is left attached).
         let ring = if rx_ring {
-            RxRing::new(raw, ring::slot_size(mtu), ring::RING_BYTES)
-                .and_then(|r| {
-                    set_int(raw, libc::SOL_PACKET, libc::PACKET_COPY_THRESH, 1).map(|_| r)
-                })
+            set_int(raw, libc::SOL_PACKET, libc::PACKET_COPY_THRESH, 1)
+                .and_then(|_| RxRing::new(raw, ring::slot_size(mtu), ring::RING_BYTES))
                 .ok()
         } else {
             None

@@ -177,7 +177,13 @@ fn map_ring(
         )
     };
     if base == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
+        let e = io::Error::last_os_error();
+        // Detach the ring again (a request of zero blocks), or the kernel
+        // would keep delivering into it and recvmmsg would read nothing.
+        // SAFETY: tpacket_req is plain data; all-zero is a valid value.
+        let none: libc::tpacket_req = unsafe { std::mem::zeroed() };
+        setsockopt(fd, which, &none)?;
+        return Err(e);
     }
     Ok((base.cast(), map_len, req.tp_frame_nr as usize))
 }
