@@ -32,18 +32,61 @@ fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+/// `setsockopt` with a value of any plain type.
+pub fn set_opt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T) -> io::Result<()> {
     // SAFETY: `value` outlives the call and its size is passed.
     cvt(unsafe {
         libc::setsockopt(
             fd,
             level,
             name,
-            (&value as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
+            (value as *const T).cast(),
+            size_of::<T>() as libc::socklen_t,
         )
     })
     .map(drop)
+}
+
+fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+    set_opt(fd, level, name, &value)
+}
+
+/// Binds AF_PACKET socket `fd` to `iface` for frames of ethertype `proto`
+/// (ETH_P_ALL to receive everything; 0 for a socket that only sends).
+pub fn bind_to(fd: RawFd, iface: &str, proto: u16) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
+    let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = proto.to_be();
+    sll.sll_ifindex = if_index(iface)?;
+    // SAFETY: `sll` is a valid sockaddr_ll of the size passed.
+    cvt(unsafe {
+        libc::bind(
+            fd,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    })
+    .map(drop)
+}
+
+/// The socket's PACKET_STATISTICS (frames queued and dropped since the last
+/// call; reading them starts the counts again at 0).
+pub fn packet_stats(fd: RawFd) -> io::Result<libc::tpacket_stats> {
+    // SAFETY: zeroed plain data, filled by getsockopt up to `len` bytes.
+    let mut st: libc::tpacket_stats = unsafe { zeroed() };
+    let mut len = size_of::<libc::tpacket_stats>() as libc::socklen_t;
+    // SAFETY: `st` and `len` are live and `len` is `st`'s size.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            (&mut st as *mut libc::tpacket_stats).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(st)
 }
 
 /// The interface's index, or ENODEV if there is no such interface.
@@ -131,19 +174,7 @@ impl Port {
         } else {
             None
         };
-        // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
-        let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = ETH_P_ALL.to_be();
-        sll.sll_ifindex = if_index(iface)?;
-        // SAFETY: `sll` is a valid sockaddr_ll of the size passed.
-        cvt(unsafe {
-            libc::bind(
-                raw,
-                (&sll as *const libc::sockaddr_ll).cast(),
-                size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        })?;
+        bind_to(raw, iface, ETH_P_ALL)?;
         let mut port = Port {
             ring,
             fd,
@@ -173,20 +204,7 @@ impl Port {
     /// Frames the kernel dropped for this socket (receive ring or buffer
     /// full) since the last call: PACKET_STATISTICS, which resets on read.
     pub fn kernel_drops(&self) -> io::Result<u64> {
-        // SAFETY: zeroed plain data, filled by getsockopt up to `len` bytes.
-        let mut st: libc::tpacket_stats = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
-        // SAFETY: `st` and `len` are live and `len` is `st`'s size.
-        cvt(unsafe {
-            libc::getsockopt(
-                self.fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_STATISTICS,
-                (&mut st as *mut libc::tpacket_stats).cast(),
-                &mut len,
-            )
-        })?;
-        Ok(st.tp_drops as u64)
+        Ok(packet_stats(self.fd())?.tp_drops as u64)
     }
 
     /// Whether frames are read from a receive ring.

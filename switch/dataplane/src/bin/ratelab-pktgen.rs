@@ -11,11 +11,11 @@
 //! without one once the first has arrived.
 
 use std::io;
-use std::mem::{size_of, zeroed};
+use std::mem::zeroed;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use ratelab_dataplane::port::if_index;
+use ratelab_dataplane::port::{bind_to, packet_stats, set_opt};
 
 const MARKER: &[u8] = b"ratelab-pktgen";
 const BATCH: usize = 64;
@@ -31,27 +31,6 @@ fn socket() -> io::Result<libc::c_int> {
         }
         Ok(fd)
     }
-}
-
-/// Binds `fd` to `iface` for frames of `proto`: ETH_P_ALL to receive, 0 for
-/// a sender, so that it is not handed a copy of every frame it sends.
-fn bind(fd: libc::c_int, iface: &str, proto: u16) -> io::Result<()> {
-    // SAFETY: sockaddr_ll is plain data; all-zero is valid; passed with its size.
-    unsafe {
-        let mut sll: libc::sockaddr_ll = zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto.to_be();
-        sll.sll_ifindex = if_index(iface)?;
-        if libc::bind(
-            fd,
-            (&sll as *const libc::sockaddr_ll).cast(),
-            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        ) < 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }
 
 fn checksum(b: &[u8]) -> u16 {
@@ -87,7 +66,7 @@ fn frame(dst: [u8; 4], size: usize) -> Vec<u8> {
 fn send(iface: &str, dst: [u8; 4], size: usize, count: u64, pps: f64) -> io::Result<String> {
     let fd = socket()?;
     let f = frame(dst, size);
-    bind(fd, iface, 0)?;
+    bind_to(fd, iface, 0)?;
     let mut iov = libc::iovec {
         iov_base: f.as_ptr() as *mut libc::c_void,
         iov_len: f.len(),
@@ -153,22 +132,7 @@ fn marker_filter() -> Vec<libc::sock_filter> {
 /// Frames the filter accepted since the last call (PACKET_STATISTICS counts
 /// those queued and those dropped for want of room, and starts again at 0).
 fn accepted(fd: libc::c_int) -> io::Result<u64> {
-    // SAFETY: tpacket_stats is plain data; `st` and `len` are live and sized as passed.
-    unsafe {
-        let mut st: libc::tpacket_stats = zeroed();
-        let mut len = size_of::<libc::tpacket_stats>() as libc::socklen_t;
-        if libc::getsockopt(
-            fd,
-            libc::SOL_PACKET,
-            libc::PACKET_STATISTICS,
-            (&mut st as *mut libc::tpacket_stats).cast(),
-            &mut len,
-        ) < 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(u64::from(st.tp_packets))
-    }
+    Ok(u64::from(packet_stats(fd)?.tp_packets))
 }
 
 /// Counts the sender's frames arriving on `iface` without reading them: a
@@ -184,29 +148,11 @@ fn recv(iface: &str, seconds: f64, idle: f64) -> io::Result<String> {
         len: prog.len() as u16,
         filter: prog.as_ptr() as *mut libc::sock_filter,
     };
-    let zero: libc::c_int = 0;
-    // SAFETY: `fprog` points at `prog`, both alive for the call (the kernel
-    // copies the program); `zero` outlives its call.
-    unsafe {
-        if libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ATTACH_FILTER,
-            (&fprog as *const libc::sock_fprog).cast(),
-            size_of::<libc::sock_fprog>() as libc::socklen_t,
-        ) < 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            (&zero as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
-    bind(fd, iface, ETH_P_ALL)?;
+    // The kernel copies the program; `fprog` points at `prog`, alive for the call.
+    set_opt(fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &fprog)?;
+    // As small as the kernel allows (it rounds up): frames are counted, not kept.
+    set_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &0 as &libc::c_int)?;
+    bind_to(fd, iface, ETH_P_ALL)?;
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(seconds);
     let (mut received, mut first, mut last) = (0u64, None::<Instant>, start);
