@@ -16,6 +16,8 @@
 //! (most significant first, without padding between fields); a final partial
 //! byte is padded with zero bits on the right.
 
+use crate::phv::mask64;
+
 /// The parameters of a CRC of width 8..=32 bits (Rocksoft model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CrcParams {
@@ -145,6 +147,13 @@ pub fn csum16(data: &[u8]) -> u16 {
     if let [b] = chunks.remainder() {
         sum += (*b as u64) << 8;
     }
+    fold_csum(sum)
+}
+
+/// The ones' complement checksum of a sum of 16-bit words: the carries
+/// folded back in, then inverted.
+#[inline]
+pub(crate) fn fold_csum(mut sum: u64) -> u16 {
     while sum >> 16 != 0 {
         sum = (sum & 0xFFFF) + (sum >> 16);
     }
@@ -233,7 +242,8 @@ pub(crate) trait Sink {
 }
 
 /// Sums input bits as 16-bit words on the fly: `csum16` without writing the
-/// input out first (the IPv4 checksum runs twice per routed packet).
+/// input out first, for the inputs [`crate::csum_plan::CsumPlan`] does not
+/// cover (several headers, the payload, a non-empty variable-length field).
 #[derive(Default)]
 pub(crate) struct CsumSink {
     sum: u64,
@@ -262,19 +272,7 @@ impl CsumSink {
             // Zero-padded on the right to a whole word.
             sum += (self.acc << (16 - self.n)) & 0xFFFF;
         }
-        while sum >> 16 != 0 {
-            sum = (sum & 0xFFFF) + (sum >> 16);
-        }
-        !(sum as u16)
-    }
-}
-
-#[inline(always)]
-fn mask64(w: u32) -> u64 {
-    if w >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << w) - 1
+        fold_csum(sum)
     }
 }
 
@@ -356,7 +354,7 @@ impl<'a> BitSink<'a> {
         if width == 0 {
             return;
         }
-        let v = v & (u64::MAX >> (64 - width));
+        let v = v & mask64(width);
         let free = 64 - self.n;
         if width < free {
             self.acc = (self.acc << width) | v;
@@ -371,11 +369,7 @@ impl<'a> BitSink<'a> {
             (self.acc << free) | (v >> rest)
         };
         self.out.extend_from_slice(&full.to_be_bytes());
-        self.acc = if rest == 0 {
-            0
-        } else {
-            v & (u64::MAX >> (64 - rest))
-        };
+        self.acc = if rest == 0 { 0 } else { v & mask64(rest) };
         self.n = rest;
     }
 

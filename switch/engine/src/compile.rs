@@ -9,7 +9,9 @@
 //! remaining indirect calls are spread over many call sites that predict well.
 //!
 //! [`Expr::eval`] stays the reference semantics; the tests check that both
-//! agree on every operator and operand shape.
+//! agree on every operator over fields, signed fields, constants and
+//! validity bits. Shapes the closures hand back to the tree (stacks, field
+//! references, casts) are covered by the engine's end-to-end tests.
 
 use crate::phv::{sext, Val};
 use crate::program::{apply_bin, BinOp, EvalCtx, Expr, HdrRef};

@@ -15,6 +15,7 @@
 //! value into 0 or 0xFFFF into 0), so the result is exactly `csum16`'s,
 //! including its choice between 0x0000 and 0xFFFF.
 
+use crate::calc::fold_csum;
 use crate::phv::{mask, Phv};
 use crate::program::CalcIn;
 
@@ -27,8 +28,8 @@ pub(crate) struct CsumPlan {
     /// contribution is the shifted value itself (no fold needed: the final
     /// fold reduces the sum, and a u64 holds 65,536 of them).
     pub narrow: Vec<(u32, u64, u32)>,
-    /// Wider fields: (field index, width, rotation).
-    pub wide: Vec<(u32, u32, u32)>,
+    /// Wider fields: (field index, mask, rotation).
+    pub wide: Vec<(u32, u128, u32)>,
     /// The constants' contribution, already folded and rotated.
     pub consts: u64,
     /// (header, varbit slot) of the variable-length fields ending the input.
@@ -85,7 +86,7 @@ impl CsumPlan {
             };
             match i {
                 CalcIn::Field(f, _, _) if w + rot <= 48 => narrow.push((*f, mask(w) as u64, rot)),
-                CalcIn::Field(f, _, _) => wide.push((*f, w, rot)),
+                CalcIn::Field(f, _, _) => wide.push((*f, mask(w), rot)),
                 CalcIn::Const(v, _) => consts += rotate16(fold16(v & mask(w)), rot),
                 _ => unreachable!("checked above"),
             }
@@ -121,13 +122,10 @@ impl CsumPlan {
         for &(f, m, shift) in &self.narrow {
             sum += (vals[f as usize] as u64 & m) << shift;
         }
-        for &(f, w, rot) in &self.wide {
-            sum += rotate16(fold16(vals[f as usize] & mask(w)), rot);
+        for &(f, m, rot) in &self.wide {
+            sum += rotate16(fold16(vals[f as usize] & m), rot);
         }
-        while sum >> 16 != 0 {
-            sum = (sum & 0xFFFF) + (sum >> 16);
-        }
-        Some(!(sum as u16))
+        Some(fold_csum(sum))
     }
 }
 

@@ -381,23 +381,19 @@ fn extract(
 #[inline]
 pub(crate) fn emit_header(p: &Program, phv: &Phv, h: u32, out: &mut Vec<u8>) {
     let hi = &p.headers[h as usize];
-    let first = hi.first_field as usize;
     out.reserve(hi.bits as usize / 8 + 8);
-    if let Some(words) = &hi.wire {
-        for w in words.iter() {
-            let mut v = 0u64;
-            for (&f, &(shift, m)) in w.fields(&phv.vals).iter().zip(&w.parts) {
-                v |= (f as u64 & m) << shift;
-            }
-            wire::store(out, v, w.bytes);
-        }
-    } else {
+    let Some(words) = &hi.wire else {
         let mut sink = BitSink::new(out);
-        let fields = &p.fields[first..first + hi.nfields as usize];
-        for (f, &v) in fields.iter().zip(&phv.vals[first..first + fields.len()]) {
-            sink.push(v, f.width);
-        }
+        feed_header(p, phv, h, &mut sink);
         sink.finish();
+        return;
+    };
+    for w in words.iter() {
+        let mut v = 0u64;
+        for (&f, &(shift, m)) in w.fields(&phv.vals).iter().zip(&w.parts) {
+            v |= (f as u64 & m) << shift;
+        }
+        wire::store(out, v, w.bytes);
     }
     if let Some(vb) = &hi.varbit {
         out.extend_from_slice(&phv.varbits[vb.slot as usize].1);
@@ -681,22 +677,15 @@ fn apply_table(p: &Program, st: &mut State, pkt: &mut Pkt, ti: u32) -> Option<No
         run_action(p, st, pkt, a, &data);
     }
     st.adata = data;
-    match (hit.is_some(), &t.next_hit, &t.next_miss) {
-        (true, Some(n), _) => *n,
-        (false, _, Some(n)) => *n,
-        _ => match action {
-            Some(a) => t.next_by_action.get(&a).copied().unwrap_or(t.base_next),
-            None => t.base_next,
-        },
-    }
+    t.next_node(hit.is_some(), action)
 }
 
-fn idx(v: Val, size: usize) -> Option<usize> {
-    if v < 0 || v as u128 >= size as u128 {
-        None
-    } else {
-        Some(v as usize)
-    }
+/// `v` as an index below `size` (registers, counters, meters): `None` when
+/// it is out of range, negative included.
+#[inline(always)]
+pub(crate) fn idx(v: Val, size: usize) -> Option<usize> {
+    // A negative `v` is a huge `u128`, so one comparison covers both ends.
+    ((v as u128) < size as u128).then_some(v as usize)
 }
 
 fn copy_header(p: &Program, phv: &mut Phv, dst: u32, src: u32) {

@@ -63,6 +63,16 @@ pub(crate) fn mask(w: u32) -> u128 {
     }
 }
 
+/// Mask of the low `w` bits (w <= 64) as a `u64`.
+#[inline]
+pub(crate) fn mask64(w: u32) -> u64 {
+    if w >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << w) - 1
+    }
+}
+
 /// Sign-extends the low `w` bits of `v`.
 #[inline]
 pub(crate) fn sext(v: u128, w: u32) -> i128 {

@@ -12,7 +12,7 @@
 //! primitives) keep running through [`run_prims`], which stays the reference:
 //! the tests run every action of the test programs both ways.
 
-use crate::exec::{run_prims, Pkt, State};
+use crate::exec::{idx, run_prims, Pkt, State};
 use crate::phv::{mask, Val};
 use crate::program::{EvalCtx, Expr, LField, Prim, Program};
 use std::sync::Arc;
@@ -53,13 +53,6 @@ pub(crate) fn compile_steps(p: &Program, prims: &[Prim]) -> Option<Steps> {
         steps.push(step(p, prim));
     }
     Some(Steps(steps.into()))
-}
-
-/// `v` as an index below `size`, the way [`run_prims`] checks it.
-#[inline(always)]
-fn index(v: Val, size: usize) -> Option<usize> {
-    // A negative `v` is a huge `u128`, so one comparison covers both ends.
-    ((v as u128) < size as u128).then_some(v as usize)
 }
 
 /// A value source with its shape decided at compile time: a constant, an
@@ -135,7 +128,7 @@ fn step(p: &Program, prim: &Prim) -> Box<StepFn> {
             let (f, m, r) = (*f as usize, *mask, *r as usize);
             let size = p.registers[r].size;
             with_value!(i, |i, p, st, pkt, data| {
-                let v = index(i, size).map_or(0, |i| st.registers[r][i]);
+                let v = idx(i, size).map_or(0, |i| st.registers[r][i]);
                 pkt.phv.vals[f] = v & m;
             })
         }
@@ -144,7 +137,7 @@ fn step(p: &Program, prim: &Prim) -> Box<StepFn> {
             let (size, m) = (p.registers[r].size, mask(p.registers[r].width));
             let v = v.clone();
             with_value!(i, |i, p, st, pkt, data| {
-                if let Some(i) = index(i, size) {
+                if let Some(i) = idx(i, size) {
                     let x = v.eval(&EvalCtx {
                         prog: p,
                         phv: &pkt.phv,
@@ -158,7 +151,7 @@ fn step(p: &Program, prim: &Prim) -> Box<StepFn> {
             let c = *c as usize;
             let size = p.counters[c].size;
             with_value!(i, |i, p, st, pkt, data| {
-                if let Some(i) = index(i, size) {
+                if let Some(i) = idx(i, size) {
                     let e = &mut st.counters[c][i];
                     e.0 += 1;
                     e.1 += pkt.len as u64;

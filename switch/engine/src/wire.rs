@@ -12,6 +12,7 @@
 //! bits, or widths that never add up to a byte boundary within 64 bits)
 //! has no layout and takes the general bit-by-bit path.
 
+use crate::phv::mask64;
 use crate::program::FieldInfo;
 
 /// One word: `bytes` bytes at byte `at` of the header, holding the fields
@@ -66,7 +67,7 @@ pub(crate) fn layout(first: usize, fields: &[FieldInfo]) -> Option<Box<[Word]>> 
             .map(|j| {
                 let w = fields[j].width;
                 below -= w;
-                (below, u64::MAX >> (64 - w))
+                (below, mask64(w))
             })
             .collect();
         words.push(Word {

@@ -332,3 +332,29 @@ fn keyless_table_runs_its_current_default() {
         .unwrap();
     assert_eq!(first_byte_out(&mut changeable), 2);
 }
+
+// Two fixed (keyless, const default) tables in a row: the first's next node
+// and the second's action data must be honoured on the direct path.
+#[test]
+fn fixed_keyless_tables_chain_and_pass_their_action_data() {
+    let mut p: Value = serde_json::from_str(&action_program(vec![assign(f("h", "a"), hx(1))]))
+        .expect("inline program is JSON");
+    p["actions"].as_array_mut().unwrap().push(json!({
+        "name": "set", "id": 2, "runtime_data": [{"name": "v", "bitwidth": 16}],
+        "primitives": [assign(f("h", "b"), json!({"type": "runtime_data", "value": 0}))]
+    }));
+    let tables = p["pipelines"][0]["tables"].as_array_mut().unwrap();
+    tables[0]["next_tables"] = json!({"act": "tbl_set"});
+    tables.push(json!({
+        "name": "tbl_set", "id": 1, "key": [], "match_type": "exact", "type": "simple",
+        "max_size": 1, "with_counters": false, "support_timeout": false, "direct_meters": null,
+        "action_ids": [2], "actions": ["set"], "base_default_next": null,
+        "next_tables": {"set": null},
+        "default_entry": {"action_id": 2, "action_const": true, "action_data": ["0x1234"],
+                          "action_entry_const": true}
+    }));
+    let mut sw = Switch::new(&p.to_string(), 1).unwrap();
+    sw.inject(0, &h_bytes(9, 0, 0, 0, 0, 0, 0), 0);
+    let out = sw.poll(0).pop().expect("forwarded").data;
+    assert_eq!(out[..3], [1, 0x12, 0x34]);
+}
