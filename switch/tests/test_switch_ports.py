@@ -180,7 +180,8 @@ def test_data_plane_mtu_drops_lost_interface_and_cleanup(veths: list[tuple[str, 
     )
     sockets_before = _sockets()
     dp = rust.Dataplane([(1, sw1), (2, sw2)], 64, None)
-    assert _sockets() == sockets_before + 2
+    # Per port: the socket it reads and the one with its transmit ring.
+    assert _sockets() == sockets_before + 4
     tx, rx = _raw(host1), _raw(host2)
     try:
         dp.set_switch(sw)

@@ -9,13 +9,14 @@
 //! and injected packets to the engine stamped with CLOCK_MONOTONIC
 //! microseconds under one lock of the engine's mutex (control operations take
 //! the same mutex between turns), and sends what comes out in batches
-//! (`sendmmsg`). Frames leaving on the CPU port and digests are queued as
+//! (through each port's PACKET_MMAP transmit ring, or `sendmmsg`). Frames leaving on the CPU port and digests are queued as
 //! [`Event`]s for the controller, which drains them with
 //! [`Dataplane::next_events`]. The engine itself never reads a clock.
 
 pub mod pcap;
 pub mod port;
 pub(crate) mod ring;
+pub(crate) mod tx_ring;
 
 use std::collections::VecDeque;
 use std::io;
@@ -246,19 +247,22 @@ impl Dataplane {
             event_drops: AtomicU64::new(0),
             turns: AtomicU64::new(0),
         });
-        // Say which ports fell back to recvmmsg (slower under load), so a
-        // researcher comparing runs knows.
+        // Say which ports fell back to recvmmsg or sendmmsg (slower under
+        // load), so a researcher comparing runs knows.
         shared.push_events(
             config
                 .ports
                 .iter()
                 .zip(&ports)
-                .filter(|(_, (port, _))| !port.has_ring())
-                .map(|(spec, _)| {
-                    Event::Warning(format!(
-                        "port {} ({}): no receive ring; reading it with recvmmsg",
-                        spec.number, spec.iface
-                    ))
+                .flat_map(|(spec, (port, _))| {
+                    let warn = |what: &str| {
+                        Event::Warning(format!("port {} ({}): {what}", spec.number, spec.iface))
+                    };
+                    let rx = (!port.has_ring())
+                        .then(|| warn("no receive ring; reading it with recvmmsg"));
+                    let tx = (!port.has_tx_ring())
+                        .then(|| warn("no transmit ring; writing it with sendmmsg"));
+                    rx.into_iter().chain(tx)
                 }),
         );
         let worker = Worker::new(shared.clone(), ports, config.cpu_port);

@@ -1,6 +1,8 @@
 //! One switch port: an AF_PACKET socket bound to a network interface, read
 //! from a PACKET_MMAP receive ring (or, where the kernel refuses one, with
-//! `recvmmsg`) and written with `sendmmsg`, [`BATCH`] frames per turn.
+//! `recvmmsg`), [`BATCH`] frames per turn, and written through a transmit
+//! ring on a second socket ([`crate::tx_ring`]; `sendmmsg` on the first where
+//! there is none).
 
 use std::ffi::CString;
 use std::io;
@@ -9,6 +11,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::null_mut;
 
 use crate::ring::{self, RxRing, Slot};
+use crate::tx_ring::{TxRing, TX_RING_BYTES};
 
 /// Frames read per turn (and written per system call).
 pub const BATCH: usize = 64;
@@ -23,6 +26,22 @@ const ETH_P_8021AD: u16 = 0x88a8;
 /// Kernel socket buffers asked for (as root; silently less otherwise), so a
 /// burst that arrives while the loop is busy waits instead of being dropped.
 const SOCKET_BUFFER: libc::c_int = 4 << 20;
+
+/// Which PACKET_MMAP rings a port asks the kernel for (it may refuse them;
+/// the port then reads with `recvmmsg` or writes with `sendmmsg`).
+#[derive(Debug, Clone, Copy)]
+pub struct Rings {
+    pub rx: bool,
+    pub tx: bool,
+}
+
+impl Rings {
+    pub const BOTH: Rings = Rings { rx: true, tx: true };
+    pub const NONE: Rings = Rings {
+        rx: false,
+        tx: false,
+    };
+}
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 {
@@ -115,6 +134,9 @@ pub struct Port {
     /// that it is unmapped before the socket closes.
     ring: Option<RxRing>,
     fd: OwnedFd,
+    /// Frames that fit a slot leave through this ring (None: all through
+    /// `sendmmsg` on `fd`).
+    tx_ring: Option<TxRing>,
     /// The interface's MTU (bytes after the Ethernet header).
     pub mtu: usize,
     /// Ring slots returned by the last `recv` and not yet released.
@@ -136,20 +158,23 @@ unsafe impl Send for Port {}
 impl Port {
     /// Opens a socket on `iface`: sees every frame the interface receives
     /// (not the ones it sends), with 802.1Q tags reported (in the ring's
-    /// headers or PACKET_AUXDATA). Reads from a receive ring if the kernel
-    /// gives one.
+    /// headers or PACKET_AUXDATA). Reads from a receive ring and writes
+    /// through a transmit ring if the kernel gives them.
     pub fn open(iface: &str) -> io::Result<Port> {
-        Port::open_with(iface, true)
+        Port::open_with(iface, Rings::BOTH)
     }
 
-    /// [`Port::open`], `rx_ring` false: read with recvmmsg only.
-    pub fn open_with(iface: &str, rx_ring: bool) -> io::Result<Port> {
+    /// [`Port::open`] with only the `rings` asked for.
+    pub fn open_with(iface: &str, rings: Rings) -> io::Result<Port> {
+        // Protocol 0: a packet socket opened for ETH_P_ALL hears every
+        // interface until it is bound, so frames of other ports would land
+        // in it while it is set up; `bind_to` below starts the reception.
         // SAFETY: plain system calls on a descriptor this function owns.
         let raw = cvt(unsafe {
             libc::socket(
                 libc::AF_PACKET,
                 libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                libc::c_int::from(ETH_P_ALL.to_be()),
+                0,
             )
         })?;
         // SAFETY: `raw` is a fresh descriptor nothing else owns.
@@ -167,7 +192,7 @@ impl Port {
         // whole into the socket's queue as well (PACKET_COPY_THRESH, set first:
         // a ring that fails half-way is detached again, see `ring::map_ring`,
         // so the socket is read with recvmmsg and nothing is left attached).
-        let ring = if rx_ring {
+        let ring = if rings.rx {
             set_int(raw, libc::SOL_PACKET, libc::PACKET_COPY_THRESH, 1)
                 .and_then(|_| RxRing::new(raw, ring::slot_size(mtu), ring::RING_BYTES))
                 .ok()
@@ -178,6 +203,11 @@ impl Port {
         let mut port = Port {
             ring,
             fd,
+            // Refused (an old kernel, no memory): sendmmsg only.
+            tx_ring: rings
+                .tx
+                .then(|| TxRing::open(iface, mtu, TX_RING_BYTES).ok())
+                .flatten(),
             mtu,
             held: 0,
             rx_bufs: vec![0; BATCH * SLOT],
@@ -210,6 +240,11 @@ impl Port {
     /// Whether frames are read from a receive ring.
     pub fn has_ring(&self) -> bool {
         self.ring.is_some()
+    }
+
+    /// Whether frames are written through a transmit ring.
+    pub fn has_tx_ring(&self) -> bool {
+        self.tx_ring.is_some()
     }
 
     /// Reads up to [`BATCH`] waiting frames without blocking; returns how
@@ -350,10 +385,44 @@ impl Port {
         })
     }
 
-    /// Sends `frames` in as few calls as possible; the indices of those the
-    /// kernel refused (interface down, socket buffer full, ...) are appended
-    /// to `failed`: they are dropped, as on a wire.
+    /// Sends `frames` in order, in as few calls as possible; the indices of
+    /// those the kernel refused (interface down, socket buffer full, ...)
+    /// are appended to `failed`, in ascending order: they are dropped, as on
+    /// a wire.
     pub fn send<T>(&mut self, frames: &[T], bytes: impl Fn(&T) -> &[u8], failed: &mut Vec<usize>) {
+        // Out of `self` while sending, so that sendmmsg can be used alongside.
+        let Some(mut tx) = self.tx_ring.take() else {
+            self.send_mmsg(frames, 0, &bytes, failed);
+            return;
+        };
+        let first_failed = failed.len();
+        for (i, f) in frames.iter().enumerate() {
+            let b = bytes(f);
+            if tx.push(b, i) {
+                continue;
+            }
+            // No slot free, or a frame too big for one: send what is queued,
+            // then this frame through the ring or, failing that, sendmmsg
+            // (every frame before it has been handed over: order is kept).
+            tx.flush(failed);
+            if !tx.push(b, i) {
+                self.send_mmsg(std::slice::from_ref(f), i, &bytes, failed);
+            }
+        }
+        tx.flush(failed);
+        self.tx_ring = Some(tx);
+        failed[first_failed..].sort_unstable();
+    }
+
+    /// Sends `frames` (the caller's frames `offset..`) with `sendmmsg` on
+    /// the receiving socket.
+    fn send_mmsg<T>(
+        &mut self,
+        frames: &[T],
+        offset: usize,
+        bytes: &impl Fn(&T) -> &[u8],
+        failed: &mut Vec<usize>,
+    ) {
         for (chunk_no, chunk) in frames.chunks(BATCH).enumerate() {
             for (n, f) in chunk.iter().enumerate() {
                 let b = bytes(f);
@@ -384,7 +453,7 @@ impl Port {
                     continue;
                 } else {
                     // The first frame of the rest failed: skip it, send the others.
-                    failed.push(chunk_no * BATCH + done);
+                    failed.push(offset + chunk_no * BATCH + done);
                     done += 1;
                 }
             }

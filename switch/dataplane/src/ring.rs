@@ -147,7 +147,7 @@ impl Drop for RxRing {
 /// ring `which` (PACKET_RX_RING or PACKET_TX_RING) of about `bytes` in
 /// slots of `slot` bytes and maps it: (address, length, slots). The caller
 /// unmaps it.
-fn map_ring(
+pub(crate) fn map_ring(
     fd: RawFd,
     which: libc::c_int,
     slot: usize,
