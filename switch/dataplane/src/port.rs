@@ -137,6 +137,8 @@ pub struct Port {
     /// Frames that fit a slot leave through this ring (None: all through
     /// `sendmmsg` on `fd`).
     tx_ring: Option<TxRing>,
+    /// Frames handed to `sendmmsg` so far.
+    sendmmsg_frames: u64,
     /// The interface's MTU (bytes after the Ethernet header).
     pub mtu: usize,
     /// Ring slots returned by the last `recv` and not yet released.
@@ -208,6 +210,7 @@ impl Port {
                 .tx
                 .then(|| TxRing::open(iface, mtu, TX_RING_BYTES).ok())
                 .flatten(),
+            sendmmsg_frames: 0,
             mtu,
             held: 0,
             rx_bufs: vec![0; BATCH * SLOT],
@@ -245,6 +248,12 @@ impl Port {
     /// Whether frames are written through a transmit ring.
     pub fn has_tx_ring(&self) -> bool {
         self.tx_ring.is_some()
+    }
+
+    /// How many frames [`Port::send`] has handed to `sendmmsg` rather than
+    /// the transmit ring (all of them without a ring).
+    pub fn sendmmsg_frames(&self) -> u64 {
+        self.sendmmsg_frames
     }
 
     /// Reads up to [`BATCH`] waiting frames without blocking; returns how
@@ -399,14 +408,23 @@ impl Port {
         for (i, f) in frames.iter().enumerate() {
             let b = bytes(f);
             if tx.push(b, i) {
+                // Handed over a batch at a time, as sendmmsg was: a veth
+                // delivers inside the call, into a backlog of 1000 frames.
+                if tx.queued() == BATCH {
+                    tx.flush(failed);
+                }
                 continue;
             }
-            // No slot free, or a frame too big for one: send what is queued,
-            // then this frame through the ring or, failing that, sendmmsg
-            // (every frame before it has been handed over: order is kept).
+            // No slot free, or a frame too big for one: send what is queued
+            // (so that order is kept), then this frame with sendmmsg, or try
+            // again; the rest goes with sendmmsg if every slot is still the
+            // kernel's (a queue holds their frames).
             tx.flush(failed);
-            if !tx.push(b, i) {
+            if !tx.fits(b.len()) {
                 self.send_mmsg(std::slice::from_ref(f), i, &bytes, failed);
+            } else if !tx.push(b, i) {
+                self.send_mmsg(&frames[i..], i, &bytes, failed);
+                break;
             }
         }
         tx.flush(failed);
@@ -423,6 +441,7 @@ impl Port {
         bytes: &impl Fn(&T) -> &[u8],
         failed: &mut Vec<usize>,
     ) {
+        self.sendmmsg_frames += frames.len() as u64;
         for (chunk_no, chunk) in frames.chunks(BATCH).enumerate() {
             for (n, f) in chunk.iter().enumerate() {
                 let b = bytes(f);

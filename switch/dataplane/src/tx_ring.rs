@@ -17,8 +17,9 @@
 //! header would also prefix every frame it received). PACKET_LOSS is on, so
 //! that the kernel skips a frame it cannot parse instead of stopping the ring
 //! at it for good; [`TxRing::flush`] uses that to drop a frame the kernel
-//! will not send. A frame longer than the interface's MTU allows is also
-//! skipped that way, silently; callers send only frames that fit the MTU.
+//! will not send. Unlike `sendmmsg`, the ring with a virtio-net header does
+//! not check a frame against the interface's MTU (a veth then drops one too
+//! long, a NIC's driver gets it): callers send only frames that fit the MTU.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -38,6 +39,8 @@ const DATA_OFFSET: usize = 32;
 /// `struct virtio_net_hdr`: flags, gso_type, hdr_len, gso_size, csum_start,
 /// csum_offset (the kernel's default header size for PACKET_VNET_HDR).
 const VNET_HDR: usize = 10;
+/// Socket send buffer asked for.
+const SEND_BUFFER: libc::c_int = 4 << 20;
 
 /// A transmit ring and the socket it belongs to; unmapped and closed on drop.
 pub struct TxRing {
@@ -74,6 +77,10 @@ impl TxRing {
         // SAFETY: `raw` is a fresh descriptor nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let on: libc::c_int = 1;
+        // As much room for frames in flight as the receiving socket's
+        // `sendmmsg` had (as root; silently less otherwise): behind a queue
+        // (a qdisc, a NIC) a full buffer would refuse frames.
+        let _ = set_opt(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &SEND_BUFFER);
         // Both before the ring: the kernel refuses them once a ring exists.
         set_opt(raw, libc::SOL_PACKET, libc::PACKET_VNET_HDR, &on)?;
         set_opt(raw, libc::SOL_PACKET, libc::PACKET_LOSS, &on)?;
@@ -103,9 +110,41 @@ impl TxRing {
         unsafe { &*self.base.add(slot * self.slot).cast::<AtomicU32>() }
     }
 
-    /// Whether `len` bytes of frame fit a slot.
+    /// Whether `len` bytes of frame fit a slot (and the 16-bit `hdr_len`).
     pub fn fits(&self, len: usize) -> bool {
-        DATA_OFFSET + VNET_HDR + len <= self.slot
+        DATA_OFFSET + VNET_HDR + len <= self.slot && len <= usize::from(u16::MAX)
+    }
+
+    /// Frames pushed and not yet flushed.
+    pub fn queued(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// Whether the slot is still the kernel's: waiting to be sent
+    /// (SEND_REQUEST) or on its way (SENDING; its frame is in a queue).
+    fn busy(&self, slot: usize) -> bool {
+        let s = self.status_word(slot).load(Ordering::Acquire);
+        s & (libc::TP_STATUS_SEND_REQUEST | libc::TP_STATUS_SENDING) != 0
+    }
+
+    fn waiting(&self, slot: usize) -> bool {
+        self.status_word(slot).load(Ordering::Acquire) & libc::TP_STATUS_SEND_REQUEST != 0
+    }
+
+    /// One `send` on the socket: the kernel takes the waiting slots in ring
+    /// order. Whether it failed (not counting an interruption).
+    fn kick(&self) -> bool {
+        loop {
+            // SAFETY: `send` with no data on our own socket hands the ring's
+            // waiting slots to the kernel.
+            let r = unsafe { libc::send(self.fd(), null_mut(), 0, libc::MSG_DONTWAIT) };
+            if r >= 0 {
+                return false;
+            }
+            if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return true;
+            }
+        }
     }
 
     /// Writes `frame` (the caller's frame `index`) into the next slot;
@@ -116,9 +155,7 @@ impl TxRing {
             return false;
         }
         let slot = self.head;
-        // TP_STATUS_AVAILABLE is 0; a slot being sent reads SENDING, one
-        // waiting to be sent SEND_REQUEST.
-        if self.status_word(slot).load(Ordering::Acquire) != libc::TP_STATUS_AVAILABLE {
+        if self.busy(slot) {
             return false;
         }
         // SAFETY: the slot is ours (AVAILABLE) and lies in the mapping; the
@@ -146,28 +183,39 @@ impl TxRing {
     /// The kernel sends slots in ring order and stops at a frame it cannot
     /// send: before the first one when the interface is down, or at a frame
     /// a queueing discipline dropped, which it leaves waiting to be sent
-    /// again. When a call takes no frame at all, the first frame still
-    /// waiting is dropped, as `sendmmsg` drops the message it fails on, by
-    /// marking it empty: the kernel skips an empty frame (PACKET_LOSS) and
-    /// goes on with the next. Slots cannot simply be taken back: the kernel
-    /// would wait at the first of them.
+    /// again. That frame is dropped instead, as `sendmmsg` drops the message
+    /// it fails on, and so is the first frame still waiting when a call
+    /// takes none: marked empty, which the kernel skips (PACKET_LOSS; with a
+    /// virtio-net header an empty frame is invalid rather than padded and
+    /// sent) before going on with the next. Slots cannot simply be taken
+    /// back: the kernel would wait at the first of them.
     pub fn flush(&mut self, failed: &mut Vec<usize>) {
+        if self.queued.is_empty() {
+            // Frames dropped this way while the interface was down are still
+            // waiting at the head, to be skipped; the next `push` needs them gone.
+            if self.waiting(self.head) {
+                self.kick();
+            }
+            return;
+        }
         // queued[..settled]: taken by the kernel or marked to be skipped.
         let mut settled = 0;
         loop {
-            let before = self.first_waiting();
-            settled = settled.max(before);
+            let before = self.first_waiting(settled);
+            settled = before;
             if settled == self.queued.len() {
                 break;
             }
-            // SAFETY: `send` with no data on our own socket hands the ring's
-            // waiting slots to the kernel.
-            let r = unsafe { libc::send(self.fd(), null_mut(), 0, libc::MSG_DONTWAIT) };
-            if r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            let error = self.kick();
+            let now = self.first_waiting(before);
+            if !error && now > before {
                 continue;
             }
-            if self.first_waiting() > before {
-                continue;
+            // An error (the frame at `now` was dropped, or nothing could be
+            // sent), or no progress: refuse the first frame still waiting.
+            settled = now;
+            if settled == self.queued.len() {
+                break;
             }
             let (slot, index) = self.queued[settled];
             // SAFETY: the slot lies in the mapping, and the kernel reads it
@@ -179,14 +227,12 @@ impl TxRing {
         self.queued.clear();
     }
 
-    /// The first queued slot the kernel has not taken (they are taken in
-    /// order), or `queued.len()`.
-    fn first_waiting(&self) -> usize {
-        self.queued
-            .iter()
-            .position(|&(slot, _)| {
-                self.status_word(slot).load(Ordering::Acquire) == libc::TP_STATUS_SEND_REQUEST
-            })
+    /// The first queued slot from `from` on that the kernel has not taken
+    /// (they are taken in order), or `queued.len()`. Slots marked to be
+    /// skipped count as taken: callers start past them.
+    fn first_waiting(&self, from: usize) -> usize {
+        (from..self.queued.len())
+            .find(|&k| self.waiting(self.queued[k].0))
             .unwrap_or(self.queued.len())
     }
 }

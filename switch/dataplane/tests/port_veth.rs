@@ -277,6 +277,7 @@ fn frames_leave_through_the_transmit_ring_in_order() {
     port.send(&out, |f: &Vec<u8>| f.as_slice(), &mut failed);
     assert!(failed.is_empty(), "failed: {failed:?}");
     assert!(port.has_tx_ring());
+    assert_eq!(port.sendmmsg_frames(), 2, "only the two big ones");
     let got = receive(&mut peer, b"ratelab-seq", out.len());
     let first_wrong = got.iter().zip(&out).position(|(a, b)| a != b);
     let seq = |f: &Vec<u8>| String::from_utf8_lossy(&f[14..29]).into_owned();
@@ -302,8 +303,9 @@ fn frames_sent_while_the_interface_is_down_are_refused() {
             failed
         };
         assert!(ip(&["link", "set", &v.0, "down"]));
-        let out = numbered(10, &[], 0);
-        assert_eq!(send(&mut port, &out), (0..10).collect::<Vec<_>>());
+        // More than the transmit ring has slots (1024).
+        let out = numbered(1100, &[], 0);
+        assert_eq!(send(&mut port, &out), (0..1100).collect::<Vec<_>>());
 
         assert!(ip(&["link", "set", &v.0, "up"]));
         // The link's going down left an error on the receiving socket; the
@@ -319,8 +321,13 @@ fn frames_sent_while_the_interface_is_down_are_refused() {
         };
         assert_eq!(e.raw_os_error(), Some(libc::ENETDOWN));
         let out = numbered(5, &[], 0);
+        let through_sendmmsg = port.sendmmsg_frames();
         assert!(send(&mut port, &out).is_empty());
-        // Only these: none of the refused ones left in the ring went out.
+        if tx {
+            // The refused frames left in the ring are skipped, not in the way.
+            assert_eq!(port.sendmmsg_frames(), through_sendmmsg, "through the ring");
+        }
+        // Only these: none of the refused ones went out.
         assert_eq!(receive(&mut peer, b"ratelab-seq", 20), out);
     }
 }
@@ -333,6 +340,7 @@ fn frames_a_full_qdisc_drops_are_counted() {
     for (tx, tag) in [(true, "q"), (false, "s")] {
         let Some(v) = Veth::new(tag) else { return };
         let mut port = Port::open_with(&v.0, Rings { rx: false, tx }).unwrap();
+        assert_eq!(port.has_tx_ring(), tx);
         let mut peer = Port::open(&v.1).unwrap();
         // A slow token bucket with room for a few frames.
         assert!(ip(&["link", "set", &v.0, "txqueuelen", "1000"]));
@@ -365,20 +373,51 @@ fn frames_a_full_qdisc_drops_are_counted() {
 
 #[test]
 fn a_port_hears_only_its_own_interface_from_the_start() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    use std::sync::Arc;
     let (Some(quiet), Some(busy)) = (Veth::new("x"), Veth::new("y")) else {
         return;
     };
-    // Frames on another interface all the while the port is being opened.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Frames on another interface all the while the ports are being opened.
+    let (stop, sent) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicUsize::new(0)),
+    );
     let flood = {
-        let (stop, iface) = (stop.clone(), busy.1.clone());
+        let (stop, sent, iface) = (stop.clone(), sent.clone(), busy.1.clone());
         std::thread::spawn(move || {
             let f = frame(b"ratelab-elsewhere", None, 60);
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                inject_n(&iface, &f, 5_000);
+            // SAFETY: plain socket calls on a descriptor closed at the end;
+            // the address and frame outlive the calls that use them.
+            unsafe {
+                let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
+                assert!(fd >= 0);
+                let mut sll: libc::sockaddr_ll = zeroed();
+                sll.sll_family = libc::AF_PACKET as u16;
+                sll.sll_ifindex = if_index(&iface).unwrap();
+                while !stop.load(Relaxed) {
+                    // A full queue on the way (ENOBUFS) only slows the flood.
+                    let r = libc::sendto(
+                        fd,
+                        f.as_ptr().cast(),
+                        f.len(),
+                        0,
+                        (&sll as *const libc::sockaddr_ll).cast(),
+                        size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+                    );
+                    if r > 0 {
+                        sent.fetch_add(1, Relaxed);
+                    }
+                }
+                libc::close(fd);
             }
         })
     };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while sent.load(Relaxed) < 1000 {
+        assert!(Instant::now() < deadline, "the flood does not start");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let mut heard = 0;
     for _ in 0..5 {
         let mut port = Port::open(&quiet.0).unwrap();
@@ -389,7 +428,9 @@ fn a_port_hears_only_its_own_interface_from_the_start() {
             .filter(|f| f.windows(17).any(|w| w == b"ratelab-elsewhere"))
             .count();
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let during = sent.load(Relaxed);
+    stop.store(true, Relaxed);
     flood.join().unwrap();
+    assert!(during > 1000, "the flood stopped early");
     assert_eq!(heard, 0, "frames of another interface read on this port");
 }
