@@ -186,12 +186,14 @@ class RustEngine:
     def interface(self, port: int) -> str | None:
         return self._interfaces.get(port)
 
-    def port_stats(self, port: int) -> PortStats:
+    def port_stats(self, ports: Sequence[int]) -> list[PortStats]:
+        # The packet thread's counters of every port in one read.
+        loops = {} if self._dataplane is None else self._dataplane.stats()["ports"]
+        return [self._port_stats(port, loops.get(port, {})) for port in ports]
+
+    def _port_stats(self, port: int, loop: dict[str, int]) -> PortStats:
         engine = (0,) * 6 if self._sw is None else tuple(self._sw.port_stats(port))
         rx_packets, rx_bytes, tx_packets, tx_bytes, queue_drops, mtu_drops = engine
-        loop: dict[str, int] = {}
-        if self._dataplane is not None:
-            loop = self._dataplane.stats()["ports"].get(port, {})
         return {
             "rx_packets": rx_packets,
             "rx_bytes": rx_bytes,

@@ -9,6 +9,7 @@ a program is loaded, or for all ports, apply when the engine switch exists);
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -114,6 +115,6 @@ class PortTarget(Protocol):
         """The interface bound to the port (-i PORT@IFACE), if any."""
         ...
 
-    def port_stats(self, port: int) -> PortStats:
-        """A port's counters (see PORT_STATS_FIELDS)."""
+    def port_stats(self, ports: Sequence[int]) -> list[PortStats]:
+        """The counters of each of `ports`, in order (see PORT_STATS_FIELDS)."""
         ...

@@ -134,7 +134,8 @@ class SwitchTargetService:
         ports = target.stats_ports() if port is None else [port]
         return {
             "ports": [
-                {"port": p, "iface": target.interface(p), **target.port_stats(p)} for p in ports
+                {"port": p, "iface": target.interface(p), **stats}
+                for p, stats in zip(ports, target.port_stats(ports), strict=True)
             ]
         }
 

@@ -253,6 +253,8 @@ class FakeEngine:
     def interface(self, port: int) -> str | None:
         return self.interfaces.get(port)
 
-    def port_stats(self, port: int) -> PortStats:
+    def port_stats(self, ports: Sequence[int]) -> list[PortStats]:
         # Distinct made-up values per port and field, so tests see each one travel.
-        return {name: port * 100 + i for i, name in enumerate(PORT_STATS_FIELDS)}
+        return [
+            {name: port * 100 + i for i, name in enumerate(PORT_STATS_FIELDS)} for port in ports
+        ]
