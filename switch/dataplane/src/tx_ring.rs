@@ -29,10 +29,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::port::{bind_to, set_opt};
 use crate::ring;
 
-/// Bytes of ring per port: 1024 slots for a 1500-byte MTU, sixteen batches.
+/// Bytes of ring per port: 512 slots for a 1500-byte MTU, eight batches (the
+/// receive ring of 8 MiB is the bigger share of the memory a port takes).
 /// On a veth the kernel is done with a slot before `send` returns; behind a
 /// queue (a qdisc, a real NIC) slots stay busy until the frame leaves.
-pub const TX_RING_BYTES: usize = 2 << 20;
+pub const TX_RING_BYTES: usize = 1 << 20;
 /// Where frame data starts in a slot: TPACKET2_HDRLEN minus the
 /// `sockaddr_ll` the kernel counts in it (the default without PACKET_TX_HAS_OFF).
 const DATA_OFFSET: usize = 32;

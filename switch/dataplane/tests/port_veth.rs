@@ -271,7 +271,7 @@ fn frames_leave_through_the_transmit_ring_in_order() {
     // Slots are sized for the MTU the port opened with (2048 bytes for
     // 1500); a frame too big for one goes out with sendmmsg, in its place.
     v.mtu(3000);
-    // More frames than the ring has slots (1024), in one call.
+    // More frames than the ring has slots (512), in one call.
     let out = numbered(1500, &[100, 1200], 2500);
     let mut failed = Vec::new();
     port.send(&out, |f: &Vec<u8>| f.as_slice(), &mut failed);
@@ -303,7 +303,7 @@ fn frames_sent_while_the_interface_is_down_are_refused() {
             failed
         };
         assert!(ip(&["link", "set", &v.0, "down"]));
-        // More than the transmit ring has slots (1024).
+        // More than the transmit ring has slots (512).
         let out = numbered(1100, &[], 0);
         assert_eq!(send(&mut port, &out), (0..1100).collect::<Vec<_>>());
 
