@@ -219,6 +219,45 @@ def test_data_plane_mtu_drops_lost_interface_and_cleanup(veths: list[tuple[str, 
     assert _sockets() == sockets_before  # the thread's port sockets are closed
 
 
+def test_data_plane_follows_an_mtu_changed_while_it_runs(
+    veths: list[tuple[str, str]],
+) -> None:
+    """`ip link set IFACE mtu N` on a switch port while the packet thread runs: frames
+    over the new MTU are dropped and counted, and forwarded again once it is raised."""
+    import ratelab_engine as rust
+
+    (sw1, host1), (sw2, host2) = veths
+    sw = rust.Switch(BASIC_JSON.read_bytes(), 1)
+    sw.table_add(
+        "MyIngress.ipv4_lpm", [("lpm", 0x0A000200, 24)], "MyIngress.ipv4_forward", [0x222, 2], 0
+    )
+    dp = rust.Dataplane([(1, sw1), (2, sw2)], 64, None)
+    tx, rx = _raw(host1), _raw(host2)
+
+    def through(marker: bytes) -> bool:
+        tx.send(ipv4_packet(bytes([10, 0, 2, 9]), payload=marker + bytes(300)))
+        return bool(_receive_matching(rx, marker, 1, timeout=1.0))
+
+    def mtu(value: int) -> None:
+        _ip("link", "set", sw2, "mtu", str(value))
+        time.sleep(0.1)  # the loop reads the MTUs every 10 ms
+
+    try:
+        dp.set_switch(sw)
+        assert through(b"ratelab-before")
+        mtu(200)
+        assert not through(b"ratelab-lowered")
+        assert dp.stats()["ports"][2]["mtu_drops"] == 1
+        mtu(1500)
+        assert through(b"ratelab-raised")
+        assert dp.stats()["ports"][2]["mtu_drops"] == 1
+        assert dp.stats()["ports"][2]["tx_errors"] == 0
+    finally:
+        dp.stop()
+        tx.close()
+        rx.close()
+
+
 def _one_way(tx: socket.socket, rx: socket.socket, marker: bytes) -> float:
     """Seconds from sending a frame to 10.0.2.9 on one host side to its arrival on the other."""
     frame = ipv4_packet(bytes([10, 0, 2, 9]), payload=marker)

@@ -86,7 +86,8 @@ pub struct PortCounters {
     pub rx_drops: AtomicU64,
 }
 
-/// How often (µs) the loop reads the kernel's receive drop counts.
+/// How often (µs) the loop reads the kernel's receive drop counts and the
+/// interfaces' MTUs.
 pub const KERNEL_DROPS_EVERY_US: u64 = 10_000;
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -388,6 +389,8 @@ struct Worker {
     scratch: Vec<u8>,
     /// Buffers of the frames sent last turn, for the engine to reuse.
     spent: Vec<Vec<u8>>,
+    /// When the kernel's drop counts and the MTUs were last read (µs).
+    checked_us: u64,
 }
 
 impl Worker {
@@ -437,21 +440,30 @@ impl Worker {
             injected: Vec::new(),
             scratch: Vec::new(),
             spent: Vec::new(),
+            checked_us: 0,
         }
     }
 
     fn run(&mut self) {
-        let mut drops_read = 0;
         while !self.shared.stop.load(Relaxed) {
             self.turn();
-            // A syscall per port, so not every turn.
-            let now = now_us();
-            if now.saturating_sub(drops_read) >= KERNEL_DROPS_EVERY_US {
-                drops_read = now;
-                self.read_kernel_drops();
-            }
         }
         self.read_kernel_drops();
+    }
+
+    /// Every [`KERNEL_DROPS_EVERY_US`] (system calls per port, so not every
+    /// turn): the kernel's drop counts, and the interfaces' MTUs, which
+    /// `ip link set IFACE mtu N` may change while the switch runs (frames
+    /// over the new MTU are dropped and counted from then on).
+    fn check_ports(&mut self, now: u64) {
+        if now.saturating_sub(self.checked_us) < KERNEL_DROPS_EVERY_US {
+            return;
+        }
+        self.checked_us = now;
+        self.read_kernel_drops();
+        for p in self.ports.iter_mut().filter(|p| p.alive) {
+            p.port.refresh_mtu();
+        }
     }
 
     fn read_kernel_drops(&self) {
@@ -472,6 +484,9 @@ impl Worker {
         self.wait(due);
         self.shared.turns.fetch_add(1, Relaxed);
         let now = now_us();
+        // After the wait, which may have been long: what this turn sends is
+        // checked against the MTUs of now.
+        self.check_ports(now);
         if self.pollfds[0].revents != 0 {
             let mut v = 0u64;
             // SAFETY: reads 8 bytes into a live u64 (resets the eventfd counter).

@@ -108,6 +108,13 @@ pub fn packet_stats(fd: RawFd) -> io::Result<libc::tpacket_stats> {
     Ok(st)
 }
 
+/// The MTU of `iface` (bytes after the Ethernet header), from sysfs.
+fn read_mtu(iface: &str) -> Option<usize> {
+    std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
 /// The interface's index, or ENODEV if there is no such interface.
 pub fn if_index(iface: &str) -> io::Result<libc::c_int> {
     let name = CString::new(iface).map_err(|_| io::Error::from_raw_os_error(libc::ENODEV))?;
@@ -139,8 +146,10 @@ pub struct Port {
     tx_ring: Option<TxRing>,
     /// Frames handed to `sendmmsg` so far.
     sendmmsg_frames: u64,
-    /// The interface's MTU (bytes after the Ethernet header).
+    /// The interface's MTU (bytes after the Ethernet header), as of the
+    /// last [`Port::refresh_mtu`].
     pub mtu: usize,
+    iface: String,
     /// Ring slots returned by the last `recv` and not yet released.
     held: usize,
     /// With a ring, only frames too big for their slot are read into these.
@@ -185,10 +194,7 @@ impl Port {
         set_int(raw, libc::SOL_PACKET, libc::PACKET_AUXDATA, 1)?;
         let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER);
         let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER);
-        let mtu = std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(1500);
+        let mtu = read_mtu(iface).unwrap_or(1500);
         // Set up before bind, so that no frame is queued the old way. A frame
         // too big for its slot (the MTU raised later, a GSO frame) is copied
         // whole into the socket's queue as well (PACKET_COPY_THRESH, set first:
@@ -211,6 +217,7 @@ impl Port {
                 .then(|| TxRing::open(iface, mtu, TX_RING_BYTES).ok())
                 .flatten(),
             sendmmsg_frames: 0,
+            iface: iface.to_string(),
             mtu,
             held: 0,
             rx_bufs: vec![0; BATCH * SLOT],
@@ -243,6 +250,14 @@ impl Port {
     /// Whether frames are read from a receive ring.
     pub fn has_ring(&self) -> bool {
         self.ring.is_some()
+    }
+
+    /// Reads the interface's MTU again (it may be changed while the switch
+    /// runs); keeps the last one if it cannot be read.
+    pub fn refresh_mtu(&mut self) {
+        if let Some(mtu) = read_mtu(&self.iface) {
+            self.mtu = mtu;
+        }
     }
 
     /// Whether frames are written through a transmit ring.

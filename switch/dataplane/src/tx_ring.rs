@@ -18,8 +18,9 @@
 //! that the kernel skips a frame it cannot parse instead of stopping the ring
 //! at it for good; [`TxRing::flush`] uses that to drop a frame the kernel
 //! will not send. Unlike `sendmmsg`, the ring with a virtio-net header does
-//! not check a frame against the interface's MTU (a veth then drops one too
-//! long, a NIC's driver gets it): callers send only frames that fit the MTU.
+//! not check a frame against the interface's MTU (a frame too long would go
+//! out): callers send only frames that fit it (the packet loop checks them
+//! against the MTU it reads every 10 ms).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
