@@ -134,7 +134,11 @@ fn receive(port: &mut Port, marker: &[u8], count: usize) -> Vec<Vec<u8>> {
 
 /// Both rings, or neither.
 fn rings(on: bool) -> Rings {
-    Rings { rx: on, tx: on }
+    if on {
+        Rings::BOTH
+    } else {
+        Rings::NONE
+    }
 }
 
 fn check(rx_ring: bool, tag: &str) {
