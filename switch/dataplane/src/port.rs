@@ -70,6 +70,27 @@ fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int)
     set_opt(fd, level, name, &value)
 }
 
+/// A non-blocking AF_PACKET socket for no protocol, so that it hears nothing
+/// until [`bind_to`] says which interface and frames (a packet socket opened
+/// for ETH_P_ALL hears every interface of the host until it is bound), with
+/// the send buffer of [`SOCKET_BUFFER`].
+pub(crate) fn packet_socket() -> io::Result<OwnedFd> {
+    // SAFETY: a plain system call; the descriptor is owned right below.
+    let raw = cvt(unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    })?;
+    // SAFETY: `raw` is a fresh descriptor nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // As root; silently less otherwise. Behind a queue (a qdisc, a NIC) a
+    // full send buffer would refuse frames.
+    let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER);
+    Ok(fd)
+}
+
 /// Binds AF_PACKET socket `fd` to `iface` for frames of ethertype `proto`
 /// (ETH_P_ALL to receive everything; 0 for a socket that only sends).
 pub fn bind_to(fd: RawFd, iface: &str, proto: u16) -> io::Result<()> {
@@ -177,23 +198,13 @@ impl Port {
 
     /// [`Port::open`] with only the `rings` asked for.
     pub fn open_with(iface: &str, rings: Rings) -> io::Result<Port> {
-        // Protocol 0: a packet socket opened for ETH_P_ALL hears every
-        // interface until it is bound, so frames of other ports would land
-        // in it while it is set up; `bind_to` below starts the reception.
-        // SAFETY: plain system calls on a descriptor this function owns.
-        let raw = cvt(unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        })?;
-        // SAFETY: `raw` is a fresh descriptor nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // Hears nothing until `bind_to` below, after the set-up: frames of
+        // other ports would land in it meanwhile.
+        let fd = packet_socket()?;
+        let raw = fd.as_raw_fd();
         set_int(raw, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
         set_int(raw, libc::SOL_PACKET, libc::PACKET_AUXDATA, 1)?;
         let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER);
-        let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER);
         let mtu = read_mtu(iface).unwrap_or(1500);
         // Set up before bind, so that no frame is queued the old way. A frame
         // too big for its slot (the MTU raised later, a GSO frame) is copied

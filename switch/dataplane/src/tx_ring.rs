@@ -23,11 +23,11 @@
 //! against the MTU it reads every 10 ms).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::port::{bind_to, set_opt};
+use crate::port::{bind_to, packet_socket, set_opt};
 use crate::ring;
 
 /// Bytes of ring per port: 512 slots for a 1500-byte MTU, eight batches (the
@@ -41,8 +41,6 @@ const DATA_OFFSET: usize = 32;
 /// `struct virtio_net_hdr`: flags, gso_type, hdr_len, gso_size, csum_start,
 /// csum_offset (the kernel's default header size for PACKET_VNET_HDR).
 const VNET_HDR: usize = 10;
-/// Socket send buffer asked for.
-const SEND_BUFFER: libc::c_int = 4 << 20;
 
 /// A transmit ring and the socket it belongs to; unmapped and closed on drop.
 pub struct TxRing {
@@ -65,24 +63,9 @@ impl TxRing {
     /// Opens a sending socket on `iface` with a ring of about `bytes` in
     /// slots for frames of up to `mtu` bytes after the Ethernet header.
     pub fn open(iface: &str, mtu: usize, bytes: usize) -> io::Result<TxRing> {
-        // SAFETY: a plain system call; the descriptor is owned right below.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            )
-        };
-        if raw < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `raw` is a fresh descriptor nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = packet_socket()?;
+        let raw = fd.as_raw_fd();
         let on: libc::c_int = 1;
-        // As much room for frames in flight as the receiving socket's
-        // `sendmmsg` had (as root; silently less otherwise): behind a queue
-        // (a qdisc, a NIC) a full buffer would refuse frames.
-        let _ = set_opt(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &SEND_BUFFER);
         // Both before the ring: the kernel refuses them once a ring exists.
         set_opt(raw, libc::SOL_PACKET, libc::PACKET_VNET_HDR, &on)?;
         set_opt(raw, libc::SOL_PACKET, libc::PACKET_LOSS, &on)?;
@@ -153,11 +136,9 @@ impl TxRing {
     /// false when it does not fit a slot or the next slot is still the
     /// kernel's. Nothing is sent before [`TxRing::flush`].
     pub fn push(&mut self, frame: &[u8], index: usize) -> bool {
-        if !self.fits(frame.len()) || self.queued.len() >= self.slots {
-            return false;
-        }
+        // A slot queued since the last flush is busy too (SEND_REQUEST).
         let slot = self.head;
-        if self.busy(slot) {
+        if !self.fits(frame.len()) || self.busy(slot) {
             return false;
         }
         // SAFETY: the slot is ours (AVAILABLE) and lies in the mapping; the
