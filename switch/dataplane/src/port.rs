@@ -430,7 +430,8 @@ impl Port {
             self.send_mmsg(frames, 0, &bytes, failed);
             return;
         };
-        let first_failed = failed.len();
+        // `failed` stays ascending without sorting: every flush and sendmmsg
+        // call handles frames after those of the calls before it.
         for (i, f) in frames.iter().enumerate() {
             let b = bytes(f);
             if tx.push(b, i) {
@@ -455,7 +456,6 @@ impl Port {
         }
         tx.flush(failed);
         self.tx_ring = Some(tx);
-        failed[first_failed..].sort_unstable();
     }
 
     /// Sends `frames` (the caller's frames `offset..`) with `sendmmsg` on
