@@ -9,9 +9,10 @@
 //! and injected packets to the engine stamped with CLOCK_MONOTONIC
 //! microseconds under one lock of the engine's mutex (control operations take
 //! the same mutex between turns), and sends what comes out in batches
-//! (through each port's PACKET_MMAP transmit ring, or `sendmmsg`). Frames leaving on the CPU port and digests are queued as
-//! [`Event`]s for the controller, which drains them with
-//! [`Dataplane::next_events`]. The engine itself never reads a clock.
+//! (through each port's PACKET_MMAP transmit ring, or `sendmmsg`). Frames
+//! leaving on the CPU port and digests are queued as [`Event`]s for the
+//! controller, which drains them with [`Dataplane::next_events`]. The engine
+//! itself never reads a clock.
 
 pub mod pcap;
 pub mod port;
@@ -82,13 +83,13 @@ pub struct PortCounters {
     pub mtu_drops: AtomicU64,
     /// Frames the kernel dropped before the loop read them (receive ring or
     /// socket buffer full: the switch was too slow), read every
-    /// [`KERNEL_DROPS_EVERY_US`] and when the loop ends.
+    /// [`PORT_CHECK_EVERY_US`] and when the loop ends.
     pub rx_drops: AtomicU64,
 }
 
 /// How often (µs) the loop reads the kernel's receive drop counts and the
 /// interfaces' MTUs.
-pub const KERNEL_DROPS_EVERY_US: u64 = 10_000;
+pub const PORT_CHECK_EVERY_US: u64 = 10_000;
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct PortStats {
@@ -451,12 +452,12 @@ impl Worker {
         self.read_kernel_drops();
     }
 
-    /// Every [`KERNEL_DROPS_EVERY_US`] (system calls per port, so not every
+    /// Every [`PORT_CHECK_EVERY_US`] (system calls per port, so not every
     /// turn): the kernel's drop counts, and the interfaces' MTUs, which
     /// `ip link set IFACE mtu N` may change while the switch runs (frames
     /// over the new MTU are dropped and counted from then on).
     fn check_ports(&mut self, now: u64) {
-        if now.saturating_sub(self.checked_us) < KERNEL_DROPS_EVERY_US {
+        if now.saturating_sub(self.checked_us) < PORT_CHECK_EVERY_US {
             return;
         }
         self.checked_us = now;

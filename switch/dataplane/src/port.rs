@@ -8,6 +8,7 @@ use std::ffi::CString;
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
 use std::ptr::null_mut;
 
 use crate::ring::{self, RxRing, Slot};
@@ -129,9 +130,13 @@ pub fn packet_stats(fd: RawFd) -> io::Result<libc::tpacket_stats> {
     Ok(st)
 }
 
-/// The MTU of `iface` (bytes after the Ethernet header), from sysfs.
-fn read_mtu(iface: &str) -> Option<usize> {
-    std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
+/// Where sysfs shows the MTU of `iface` (bytes after the Ethernet header).
+fn mtu_path(iface: &str) -> PathBuf {
+    PathBuf::from(format!("/sys/class/net/{iface}/mtu"))
+}
+
+fn read_mtu(path: &Path) -> Option<usize> {
+    std::fs::read_to_string(path)
         .ok()
         .and_then(|s| s.trim().parse().ok())
 }
@@ -170,7 +175,8 @@ pub struct Port {
     /// The interface's MTU (bytes after the Ethernet header), as of the
     /// last [`Port::refresh_mtu`].
     pub mtu: usize,
-    iface: String,
+    /// Where `mtu` is read again.
+    mtu_path: PathBuf,
     /// Ring slots returned by the last `recv` and not yet released.
     held: usize,
     /// With a ring, only frames too big for their slot are read into these.
@@ -205,7 +211,8 @@ impl Port {
         set_int(raw, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, 1)?;
         set_int(raw, libc::SOL_PACKET, libc::PACKET_AUXDATA, 1)?;
         let _ = set_int(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER);
-        let mtu = read_mtu(iface).unwrap_or(1500);
+        let mtu_path = mtu_path(iface);
+        let mtu = read_mtu(&mtu_path).unwrap_or(1500);
         // Set up before bind, so that no frame is queued the old way. A frame
         // too big for its slot (the MTU raised later, a GSO frame) is copied
         // whole into the socket's queue as well (PACKET_COPY_THRESH, set first:
@@ -228,7 +235,7 @@ impl Port {
                 .then(|| TxRing::open(iface, mtu, TX_RING_BYTES).ok())
                 .flatten(),
             sendmmsg_frames: 0,
-            iface: iface.to_string(),
+            mtu_path,
             mtu,
             held: 0,
             rx_bufs: vec![0; BATCH * SLOT],
@@ -266,7 +273,7 @@ impl Port {
     /// Reads the interface's MTU again (it may be changed while the switch
     /// runs); keeps the last one if it cannot be read.
     pub fn refresh_mtu(&mut self) {
-        if let Some(mtu) = read_mtu(&self.iface) {
+        if let Some(mtu) = read_mtu(&self.mtu_path) {
             self.mtu = mtu;
         }
     }
