@@ -132,6 +132,13 @@ fn receive(port: &mut Port, marker: &[u8], count: usize) -> Vec<Vec<u8>> {
     got
 }
 
+/// Sends `frames` on `port`; the indices of those refused.
+fn send(port: &mut Port, frames: &[Vec<u8>]) -> Vec<usize> {
+    let mut failed = Vec::new();
+    port.send(frames, |f: &Vec<u8>| f.as_slice(), &mut failed);
+    failed
+}
+
 /// Both rings, or neither.
 fn rings(on: bool) -> Rings {
     if on {
@@ -170,9 +177,7 @@ fn check(rx_ring: bool, tag: &str) {
         frame(b"ratelab-out1", None, 60),
         frame(b"ratelab-out2", None, 1514),
     ];
-    let mut failed = Vec::new();
-    port.send(&out, |f: &Vec<u8>| f.as_slice(), &mut failed);
-    assert!(failed.is_empty());
+    assert!(send(&mut port, &out).is_empty());
     assert_eq!(port.has_tx_ring(), rx_ring);
     assert_eq!(receive(&mut peer, b"ratelab-out", 2), out);
 }
@@ -277,8 +282,7 @@ fn frames_leave_through_the_transmit_ring_in_order() {
     v.mtu(3000);
     // More frames than the ring has slots (512), in one call.
     let out = numbered(1500, &[100, 1200], 2500);
-    let mut failed = Vec::new();
-    port.send(&out, |f: &Vec<u8>| f.as_slice(), &mut failed);
+    let failed = send(&mut port, &out);
     assert!(failed.is_empty(), "failed: {failed:?}");
     assert!(port.has_tx_ring());
     assert_eq!(port.sendmmsg_frames(), 2, "only the two big ones");
@@ -301,11 +305,6 @@ fn frames_sent_while_the_interface_is_down_are_refused() {
         let mut port = Port::open_with(&v.0, Rings { rx: true, tx }).unwrap();
         assert_eq!(port.has_tx_ring(), tx);
         let mut peer = Port::open(&v.1).unwrap();
-        let send = |port: &mut Port, out: &[Vec<u8>]| {
-            let mut failed = Vec::new();
-            port.send(out, |f: &Vec<u8>| f.as_slice(), &mut failed);
-            failed
-        };
         assert!(ip(&["link", "set", &v.0, "down"]));
         // More than the transmit ring has slots (512).
         let out = numbered(1100, &[], 0);
@@ -336,9 +335,8 @@ fn frames_sent_while_the_interface_is_down_are_refused() {
     }
 }
 
-/// A frame a queueing discipline drops is retried at the next kick, and
-/// refused (counted) if dropped again: every frame is either received or
-/// in `failed`.
+/// A frame a full queueing discipline drops is refused (counted), with or
+/// without the transmit ring: every frame is either received or in `failed`.
 #[test]
 fn frames_a_full_qdisc_drops_are_counted() {
     for (tx, tag) in [(true, "q"), (false, "s")] {
@@ -355,8 +353,7 @@ fn frames_a_full_qdisc_drops_are_counted() {
             .is_ok_and(|s| s.success());
         assert!(tc, "tc qdisc tbf");
         let out = numbered(400, &[], 0);
-        let mut failed = Vec::new();
-        port.send(&out, |f: &Vec<u8>| f.as_slice(), &mut failed);
+        let failed = send(&mut port, &out);
         assert!(!failed.is_empty(), "nothing dropped");
         assert!(failed.windows(2).all(|w| w[0] < w[1]), "ascending");
         // 400 frames of ~800 bytes at 20 Mbit/s: the queue drains in well
