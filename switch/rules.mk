@@ -1,6 +1,10 @@
 # switch/: the BMv2-JSON engine (switch/engine, crate ratelab-engine).
 # Its unit and integration tests run with `cargo test --workspace`.
 
+# The engine compiles each program's controls with LLVM 14 (crate inkwell,
+# linked against Debian's shared libLLVM-14).
+APT_PACKAGES += llvm-14-dev
+
 BENCH_TARGETS += bench-engine
 
 .PHONY: bench-engine

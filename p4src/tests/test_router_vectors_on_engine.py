@@ -6,7 +6,9 @@ This is the exact check of the `timing: exact` cases (queues building at a
 port's drain rate, RED decay over idle periods, ABT timeouts) that a wall-clock
 target cannot make; the PTF suite runs the `timing: any` ones on a live switch.
 The program is compiled by ratelab-p4c and configured with the entries of
-`ratelab_model.p4_entries` (docs/ROUTER_MODEL.md, "P4 program").
+`ratelab_model.p4_entries` (docs/ROUTER_MODEL.md, "P4 program"). Every case
+runs twice: with the engine's controls compiled to native code (its default)
+and interpreted (the reference).
 """
 
 from __future__ import annotations
@@ -49,8 +51,12 @@ def _key(value: int | tuple[int, int]) -> tuple[str, int, int]:
     return ("exact", value, 0)
 
 
-def configured_engine(json: bytes, case: VectorCase) -> ratelab_engine.Switch:
+def configured_engine(json: bytes, case: VectorCase, controls: str) -> ratelab_engine.Switch:
     engine = ratelab_engine.Switch(json)
+    # Compiled to native code is the default; the interpreter is the reference.
+    assert engine.set_compiled(controls == "compiled") == (controls == "compiled"), (
+        engine.compile_error()
+    )
     for entry in all_entries(case.config):
         if entry.key:
             engine.table_add(
@@ -69,11 +75,12 @@ def test_every_vector_file_is_run() -> None:
     assert len(VECTORS) >= 18
 
 
+@pytest.mark.parametrize("controls", ["compiled", "interpreted"])
 @pytest.mark.parametrize("path", VECTORS, ids=[p.stem for p in VECTORS])
-def test_vector_on_engine(router_json: bytes, path: Path) -> None:
+def test_vector_on_engine(router_json: bytes, path: Path, controls: str) -> None:
     case, data = load_file(path)
     expected = data["expected"]
-    engine = configured_engine(router_json, case)
+    engine = configured_engine(router_json, case, controls)
 
     frames = []
     for packet in case.packets:

@@ -90,6 +90,13 @@ def _key_tuple(k: KeyField) -> tuple[str, int, int]:
     return ("optional", k.value, 1 if k.mask else 0)
 
 
+def _warn_if_interpreted(sw: rust.Switch) -> None:
+    """The engine compiles a program's controls to native code; when LLVM refuses, it
+    interprets them (same results, slower) and the log says why."""
+    if not sw.compiled():
+        log.warning("the program's controls run interpreted (slower): %s", sw.compile_error())
+
+
 class RustEngine:
     """EngineAdapter and Dataplane over `ratelab_engine.Switch`."""
 
@@ -146,8 +153,10 @@ class RustEngine:
                     self._sw = sw
                 if self._dataplane is not None:
                     self._dataplane.set_switch(sw)
+                _warn_if_interpreted(sw)
                 return
             self._sw.reload(device_config)
+            _warn_if_interpreted(self._sw)
             # A new pipeline starts with no replication state (the engine keeps it).
             for g in self._mc_groups:
                 self._sw.mc_group_delete(g)

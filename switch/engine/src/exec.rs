@@ -69,7 +69,7 @@ pub(crate) struct State {
     // scratch buffers
     key: Vec<u128>,
     key_scratch: Vec<u128>,
-    adata: Vec<Val>,
+    pub(crate) adata: Vec<Val>,
     bw: Vec<u8>,
 }
 
@@ -578,7 +578,30 @@ pub(crate) fn run_control(p: &Program, st: &mut State, pkt: &mut Pkt, start: Opt
     pkt.flags.exit = false;
 }
 
-fn apply_table(p: &Program, st: &mut State, pkt: &mut Pkt, ti: u32) -> Option<Node> {
+pub(crate) fn apply_table(p: &Program, st: &mut State, pkt: &mut Pkt, ti: u32) -> Option<Node> {
+    let (hit, action) = select_action(p, st, pkt, ti);
+    if let Some(a) = action {
+        let data = std::mem::take(&mut st.adata);
+        run_action(p, st, pkt, a, &data);
+        st.adata = data;
+    }
+    p.tables[ti as usize].next_node(hit, action)
+}
+
+/// The action data [`select_action`] chose (valid until the next table).
+pub(crate) fn selected_data(st: &State) -> &[Val] {
+    &st.adata
+}
+
+/// Looks table `ti` up and does its bookkeeping (direct counter, meter,
+/// last hit, action profile): returns whether it hit and the action to run,
+/// its data in [`selected_data`]. Running the action is the caller's.
+pub(crate) fn select_action(
+    p: &Program,
+    st: &mut State,
+    pkt: &mut Pkt,
+    ti: u32,
+) -> (bool, Option<u32>) {
     let t = &p.tables[ti as usize];
     let mut hit = None;
     if !t.keys.is_empty() {
@@ -673,11 +696,8 @@ fn apply_table(p: &Program, st: &mut State, pkt: &mut Pkt, ti: u32) -> Option<No
             action = Some(m.action.action);
         }
     }
-    if let Some(a) = action {
-        run_action(p, st, pkt, a, &data);
-    }
     st.adata = data;
-    t.next_node(hit.is_some(), action)
+    (hit.is_some(), action)
 }
 
 /// `v` as an index below `size` (registers, counters, meters): `None` when
@@ -704,7 +724,7 @@ fn copy_header(p: &Program, phv: &mut Phv, dst: u32, src: u32) {
 
 /// Runs action `a` with action data `data`.
 #[inline]
-fn run_action(p: &Program, st: &mut State, pkt: &mut Pkt, a: u32, data: &[Val]) {
+pub(crate) fn run_action(p: &Program, st: &mut State, pkt: &mut Pkt, a: u32, data: &[Val]) {
     let action = &p.actions[a as usize];
     match &action.steps {
         Some(steps) => steps.run(p, st, pkt, data),

@@ -29,6 +29,7 @@ mod compile;
 mod csum_plan;
 mod error;
 mod exec;
+mod jit;
 mod json;
 mod load;
 mod phv;

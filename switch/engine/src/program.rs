@@ -436,7 +436,7 @@ pub(crate) struct ParseState {
     pub transitions: Vec<Transition>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Node {
     Table(u32),
     Cond(u32),

@@ -32,6 +32,15 @@ impl Steps {
             step(p, st, pkt, data);
         }
     }
+
+    /// Runs the step of primitive `i` alone (the compiled pipelines call
+    /// back for the primitives they leave to the steps). One step per
+    /// primitive, in order.
+    pub fn run_one(&self, i: usize, p: &Program, st: &mut State, pkt: &mut Pkt, data: &[Val]) {
+        if let Some(step) = self.0.get(i) {
+            step(p, st, pkt, data);
+        }
+    }
 }
 
 impl std::fmt::Debug for Steps {

@@ -2,7 +2,7 @@
 mod common;
 mod inline;
 use common::*;
-use ratelab_engine::{CloneSession, MatchValue, Rate, Replica, Switch};
+use ratelab_engine::{MatchValue, Switch};
 
 struct Lcg(u64);
 impl Lcg {
@@ -13,67 +13,6 @@ impl Lcg {
             .wrapping_add(1442695040888963407);
         self.0 >> 11
     }
-}
-
-fn features_switch() -> Switch {
-    let mut sw = switch("features.json");
-    let ops: [(u8, &str, &[u128]); 14] = [
-        (2, "MyIngress.do_mcast", &[10]),
-        (3, "MyIngress.do_clone", &[5, 1]),
-        (4, "MyIngress.do_resubmit", &[]),
-        (5, "MyIngress.do_hash", &[]),
-        (6, "MyIngress.do_reg", &[]),
-        (7, "MyIngress.do_count", &[]),
-        (8, "MyIngress.do_meter", &[]),
-        (9, "MyIngress.do_digest", &[]),
-        (10, "MyIngress.do_drop", &[]),
-        (11, "MyIngress.do_recirc", &[]),
-        (12, "MyIngress.do_rng", &[]),
-        (13, "MyIngress.do_truncate", &[]),
-        (14, "MyIngress.do_exit", &[]),
-        (1, "MyIngress.fwd", &[300]),
-    ];
-    for (op, a, p) in ops {
-        sw.table_add(
-            "MyIngress.ctl",
-            vec![MatchValue::Exact(op as u128)],
-            a,
-            p,
-            0,
-        )
-        .unwrap();
-    }
-    sw.mc_group_set(
-        10,
-        vec![Replica { port: 2, rid: 1 }, Replica { port: 3, rid: 2 }],
-    )
-    .unwrap();
-    sw.clone_session_set(
-        5,
-        CloneSession {
-            replicas: vec![Replica { port: 4, rid: 0 }],
-            truncate: Some(3),
-        },
-    )
-    .unwrap();
-    sw.meter_set_rates("MyIngress.mtr", 1, [(10, 2), (20, 4)])
-        .unwrap();
-    sw.set_port_rate(1, Rate::Bps(1_000_000)).unwrap();
-    sw.set_queue_depth(1, 8).unwrap();
-    sw
-}
-
-fn basic_switch() -> Switch {
-    let mut sw = switch("basic.json");
-    sw.table_add(
-        "MyIngress.ipv4_lpm",
-        vec![MatchValue::Lpm(0x0a000000, 8)],
-        "MyIngress.ipv4_forward",
-        &[1, 1],
-        0,
-    )
-    .unwrap();
-    sw
 }
 
 #[test]

@@ -140,6 +140,23 @@ impl Switch {
         py.detach(|| self.sw().reload(text)).map_err(load_err)
     }
 
+    /// Whether the ingress and egress controls run as native code (the
+    /// default; compiled with LLVM when the program loads) or interpreted.
+    fn compiled(&self) -> bool {
+        self.sw().compiled()
+    }
+
+    /// Compiles the controls (True) or interprets them (False, the
+    /// reference); returns whether they are compiled now.
+    fn set_compiled(&self, py: Python<'_>, on: bool) -> bool {
+        py.detach(|| self.sw().set_compiled(on))
+    }
+
+    /// Why the controls are interpreted although compiling was asked for.
+    fn compile_error(&self) -> Option<String> {
+        self.sw().compile_error().map(str::to_string)
+    }
+
     // ------------------------------------------------------------ packets
 
     /// Injects packets `[(port, bytes), ...]` arriving at `now_us`, then

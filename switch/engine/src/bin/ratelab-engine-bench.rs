@@ -74,6 +74,13 @@ enum Program<'a> {
     Router(&'a str),
 }
 
+/// How the controls run: as native code (the default) or interpreted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Controls {
+    Compiled,
+    Interpreted,
+}
+
 /// The router's entries besides routes (model/ratelab_model/p4_entries.py):
 /// router_config's default and a FIFO port_config entry per port 1..=8.
 fn router_setup(sw: &mut Switch) {
@@ -110,7 +117,7 @@ fn router_setup(sw: &mut Switch) {
 
 /// Builds a switch with `n` routes of mixed prefix lengths; returns the
 /// switch and destination addresses that hit them.
-fn setup(program: Program, n: usize) -> (Switch, Vec<u32>) {
+fn setup(program: Program, controls: Controls, n: usize) -> (Switch, Vec<u32>) {
     let (mut sw, table, action) = match program {
         Program::Basic => {
             // basic.json sizes the route table for 1,024 entries; allow more here.
@@ -124,6 +131,13 @@ fn setup(program: Program, n: usize) -> (Switch, Vec<u32>) {
             (sw, "RouterIngress.ipv4_lpm", "RouterIngress.set_next_hop")
         }
     };
+    let compiled = sw.set_compiled(controls == Controls::Compiled);
+    assert_eq!(
+        compiled,
+        controls == Controls::Compiled,
+        "compiling the controls failed: {:?}",
+        sw.compile_error()
+    );
     let mut rng = Lcg(42);
     let mut dsts = Vec::new();
     let lens = [8u32, 12, 16, 20, 22, 24, 24, 24, 24, 28, 32];
@@ -162,8 +176,14 @@ fn thread_cpu_ns() -> Option<u64> {
 }
 
 /// Returns (packets/s by wall clock, packets/s by thread CPU time, forwarded).
-fn run(program: Program, routes: usize, pkt_len: usize, total: usize) -> (f64, Option<f64>, usize) {
-    let (mut sw, dsts) = setup(program, routes);
+fn run(
+    program: Program,
+    controls: Controls,
+    routes: usize,
+    pkt_len: usize,
+    total: usize,
+) -> (f64, Option<f64>, usize) {
+    let (mut sw, dsts) = setup(program, controls, routes);
     let pkts: Vec<Vec<u8>> = dsts
         .iter()
         .take(1024)
@@ -225,25 +245,41 @@ fn main() {
     .unwrap();
     writeln!(
         report,
-        "# program  routes  pkt_bytes  packets  forwarded  Mpps_wall  Mpps_cpu"
+        "# controls: compiled to native code (the default) or interpreted (the reference)"
     )
     .unwrap();
+    writeln!(
+        report,
+        "# program  controls     routes  pkt_bytes  packets  forwarded  Mpps_wall  Mpps_cpu"
+    )
+    .unwrap();
+    use Controls::{Compiled, Interpreted};
     let mut cases = vec![
-        ("basic", Program::Basic, 1000usize, 64usize),
-        ("basic", Program::Basic, 1000, 512),
-        ("basic", Program::Basic, 10_000, 64),
+        ("basic", Program::Basic, Compiled, 1000usize, 64usize),
+        ("basic", Program::Basic, Compiled, 1000, 512),
+        ("basic", Program::Basic, Compiled, 10_000, 64),
+        ("basic", Program::Basic, Interpreted, 1000, 64),
     ];
     if let Some(json) = &router {
-        cases.push(("router", Program::Router(json), 1000, 64));
-        cases.push(("router", Program::Router(json), 1000, 512));
+        cases.push(("router", Program::Router(json), Compiled, 1000, 64));
+        cases.push(("router", Program::Router(json), Compiled, 1000, 512));
+        cases.push(("router", Program::Router(json), Interpreted, 1000, 64));
+        cases.push(("router", Program::Router(json), Interpreted, 1000, 512));
     }
     // RATELAB_BENCH_ONLY=router (or basic) runs one program, e.g. under a profiler.
     let only = std::env::var("RATELAB_BENCH_ONLY").ok();
     cases.retain(|c| only.as_deref().is_none_or(|o| o == c.0));
-    for (name, program, routes, len) in cases {
+    // RATELAB_BENCH_CONTROLS=compiled (or interpreted) runs one kind of controls.
+    let controls = std::env::var("RATELAB_BENCH_CONTROLS").ok();
+    cases.retain(|c| {
+        controls
+            .as_deref()
+            .is_none_or(|k| (k == "compiled") == (c.2 == Compiled))
+    });
+    for (name, program, controls, routes, len) in cases {
         // Best of three runs: the machine may be shared.
         let (pps, cpu, fwd) = (0..3)
-            .map(|_| run(program, routes, len, total))
+            .map(|_| run(program, controls, routes, len, total))
             .max_by(|a, b| a.1.unwrap_or(a.0).total_cmp(&b.1.unwrap_or(b.0)))
             .expect("three runs");
         // A benchmark of dropped packets would measure the wrong thing.
@@ -252,9 +288,25 @@ fn main() {
             "{name}: only {fwd} of {total} packets forwarded"
         );
         let cpu = cpu.map_or("n/a".to_string(), |c| format!("{:.3}", c / 1e6));
+        let how = match controls {
+            Compiled => "compiled",
+            Interpreted => "interpreted",
+        };
         let line = format!(
-            "{name:>9}  {routes:>6}  {len:>9}  {total:>7}  {fwd:>9}  {:>9.3}  {cpu:>8}",
+            "{name:>9}  {how:<11}  {routes:>6}  {len:>9}  {total:>7}  {fwd:>9}  {:>9.3}  {cpu:>8}",
             pps / 1e6
+        );
+        println!("{line}");
+        writeln!(report, "{line}").unwrap();
+    }
+    if let Some(json) = &router {
+        // What compiling costs when a program loads (SetForwardingPipelineConfig).
+        let (mut sw, _) = setup(Program::Router(json), Interpreted, 0);
+        let start = Instant::now();
+        assert!(sw.set_compiled(true));
+        let line = format!(
+            "# router.json: controls compiled in {:.1} ms",
+            start.elapsed().as_secs_f64() * 1e3
         );
         println!("{line}");
         writeln!(report, "{line}").unwrap();

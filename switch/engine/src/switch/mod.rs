@@ -5,6 +5,7 @@ mod control;
 
 use crate::error::{ControlError, LoadError};
 use crate::exec::{self, Digest, Flags, Pkt, State};
+use crate::jit::{Jit, Pipeline};
 use crate::load::load;
 use crate::phv::{Phv, Val};
 use crate::program::{ActionRef, MatchKind, Program};
@@ -250,6 +251,10 @@ impl Port {
 /// thread and a control thread; every method is short and non-blocking.
 pub struct Switch {
     prog: Program,
+    /// The program's controls as native code; `None`: interpreted.
+    jit: Option<Jit>,
+    /// Why the controls are interpreted, when compiling was tried and failed.
+    jit_error: Option<String>,
     st: State,
     ports: Vec<Port>,
     active: Vec<u32>,
@@ -269,6 +274,14 @@ pub struct Switch {
     spare_bufs: Vec<Vec<u8>>,
 }
 
+/// The program's controls compiled, or why not.
+fn compile(prog: &Program) -> (Option<Jit>, Option<String>) {
+    match Jit::compile(prog) {
+        Ok(j) => (Some(j), None),
+        Err(e) => (None, Some(e)),
+    }
+}
+
 pub(super) fn nf<T>(kind: &'static str, name: &str) -> Result<T, ControlError> {
     Err(ControlError::NotFound(kind, name.to_string()))
 }
@@ -279,8 +292,11 @@ impl Switch {
     pub fn new(json: &str, seed: u64) -> Result<Switch, LoadError> {
         let prog = load(json)?;
         let st = Self::fresh_state(&prog, seed)?;
+        let (jit, jit_error) = compile(&prog);
         Ok(Switch {
             prog,
+            jit,
+            jit_error,
             st,
             ports: (0..MAX_PORTS).map(|_| Port::new()).collect(),
             active: Vec::new(),
@@ -328,6 +344,11 @@ impl Switch {
     pub fn reload(&mut self, json: &str) -> Result<(), LoadError> {
         let prog = load(json)?;
         let st = Self::fresh_state(&prog, self.seed)?;
+        (self.jit, self.jit_error) = if self.jit.is_some() || self.jit_error.is_some() {
+            compile(&prog)
+        } else {
+            (None, None)
+        };
         self.prog = prog;
         self.st = st;
         for p in &mut self.ports {
@@ -339,6 +360,31 @@ impl Switch {
     }
 
     // ================================================================ packets
+
+    /// Whether the ingress and egress controls run as native code (the
+    /// default) or through the interpreter. Both give the same results; the
+    /// interpreter is the reference the compiled code is tested against.
+    pub fn compiled(&self) -> bool {
+        self.jit.is_some()
+    }
+
+    /// Why the controls are interpreted although compiling was asked for.
+    pub fn compile_error(&self) -> Option<&str> {
+        self.jit_error.as_deref()
+    }
+
+    /// Compiles the controls (`true`) or goes back to interpreting them
+    /// (`false`); a later `reload` keeps the choice. Returns whether they are
+    /// compiled now: compiling can fail (see [`Switch::compile_error`]), and
+    /// the switch then goes on interpreting.
+    pub fn set_compiled(&mut self, on: bool) -> bool {
+        (self.jit, self.jit_error) = if on {
+            compile(&self.prog)
+        } else {
+            (None, None)
+        };
+        self.jit.is_some()
+    }
 
     /// Latest time seen (µs).
     pub fn now(&self) -> u64 {
@@ -529,7 +575,10 @@ impl Switch {
         now: u64,
     ) {
         let mut pkt = self.parsed(port, data, itype, keep, now);
-        exec::run_control(&self.prog, &mut self.st, &mut pkt, self.prog.ingress);
+        match &self.jit {
+            Some(j) => j.run(Pipeline::Ingress, &self.prog, &mut self.st, &mut pkt),
+            None => exec::run_control(&self.prog, &mut self.st, &mut pkt, self.prog.ingress),
+        }
         let p = &self.prog;
         for &(recv, list) in &pkt.flags.digests {
             let ll = &p.learn_lists[&(list as u64)];
@@ -670,7 +719,10 @@ impl Switch {
         p.set_opt(&mut pkt.phv, sm.egress_global_timestamp, t as Val);
         self.st.now_us = t;
         let session_trunc = pkt.flags.truncate;
-        exec::run_control(p, &mut self.st, &mut pkt, p.egress);
+        match &self.jit {
+            Some(j) => j.run(Pipeline::Egress, p, &mut self.st, &mut pkt),
+            None => exec::run_control(p, &mut self.st, &mut pkt, p.egress),
+        }
         if pkt.flags.assert_failed {
             self.stats.assert_drops += 1;
             self.put_pkt(pkt);

@@ -1,0 +1,748 @@
+//! LLVM IR for a control pipeline (see the module docs of `jit`).
+//!
+//! Values are `i128` throughout, with the interpreter's rules
+//! (`program::apply_bin`): wrapping arithmetic, signed comparisons, 0 / 1
+//! booleans, shifts defined for every amount. The fields live in an array of
+//! `i128` (the packet's `u128` values) and the validity bits in an array of
+//! bytes; both pointers are the generated function's first two arguments.
+
+use super::helpers::{self, NO_DATA, SELECTED};
+use super::node_code;
+use crate::compile::CExpr;
+use crate::phv::Val;
+use crate::program::{BinOp, Expr, HdrRef, LField, Node, Prim, Program};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::execution_engine::ExecutionEngine;
+use inkwell::module::Module;
+use inkwell::types::IntType;
+use inkwell::values::{BasicValue, FunctionValue, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use std::collections::HashMap;
+
+/// An expression handed back to the evaluator, with the action data of its
+/// call site: constant, or the data the table selected (`selected`).
+pub(crate) struct Fallback {
+    pub expr: CExpr,
+    pub data: Box<[Val]>,
+    pub selected: bool,
+}
+
+/// The fallbacks of one compilation. Boxed: the code holds their
+/// addresses, which must not move when the vector grows.
+#[allow(clippy::vec_box)]
+pub(crate) type Fallbacks = Vec<Box<Fallback>>;
+
+/// The action data of the action being built.
+#[derive(Clone, Copy)]
+enum Data<'a, 'ctx> {
+    /// Known when the program loads (one-action tables, calls).
+    Const(&'a [Val]),
+    /// Chosen by a table lookup: `nparams` values at `ptr`.
+    Selected {
+        ptr: PointerValue<'ctx>,
+        nparams: usize,
+    },
+}
+
+/// Builds the pipelines of one module.
+pub(super) struct Gen<'ctx, 'a> {
+    ctx: &'ctx Context,
+    module: &'a Module<'ctx>,
+    b: Builder<'ctx>,
+    p: &'a Program,
+    fallbacks: &'a mut Fallbacks,
+    i128t: IntType<'ctx>,
+    h_select: FunctionValue<'ctx>,
+    h_action: FunctionValue<'ctx>,
+    h_step: FunctionValue<'ctx>,
+    h_eval: FunctionValue<'ctx>,
+    functions: Vec<FunctionValue<'ctx>>,
+}
+
+/// The function being built.
+struct Frame<'ctx> {
+    vals: PointerValue<'ctx>,
+    valid: PointerValue<'ctx>,
+    env: PointerValue<'ctx>,
+    /// Where the evaluator callback writes its result.
+    slot: PointerValue<'ctx>,
+    /// Where the table callback writes the action, its data and their count.
+    sel_action: PointerValue<'ctx>,
+    sel_data: PointerValue<'ctx>,
+    sel_len: PointerValue<'ctx>,
+    blocks: HashMap<Node, BasicBlock<'ctx>>,
+    end: BasicBlock<'ctx>,
+}
+
+fn err(e: BuilderError) -> String {
+    format!("LLVM builder: {e}")
+}
+
+impl<'ctx, 'a> Gen<'ctx, 'a> {
+    pub fn new(
+        ctx: &'ctx Context,
+        module: &'a Module<'ctx>,
+        p: &'a Program,
+        fallbacks: &'a mut Fallbacks,
+    ) -> Gen<'ctx, 'a> {
+        let (i32t, i64t) = (ctx.i32_type(), ctx.i64_type());
+        let ptr = ctx.i8_type().ptr_type(AddressSpace::default());
+        let void = ctx.void_type();
+        let h_select = module.add_function(
+            "rl_select",
+            i64t.fn_type(
+                &[ptr.into(), i32t.into(), ptr.into(), ptr.into(), ptr.into()],
+                false,
+            ),
+            None,
+        );
+        let h_action = module.add_function(
+            "rl_action",
+            i32t.fn_type(&[ptr.into(), i32t.into(), i32t.into()], false),
+            None,
+        );
+        let h_step = module.add_function(
+            "rl_step",
+            void.fn_type(&[ptr.into(), i32t.into(), i32t.into(), i32t.into()], false),
+            None,
+        );
+        let h_eval = module.add_function(
+            "rl_eval",
+            void.fn_type(&[ptr.into(), ptr.into(), ptr.into()], false),
+            None,
+        );
+        Gen {
+            ctx,
+            module,
+            b: ctx.create_builder(),
+            p,
+            fallbacks,
+            i128t: ctx.i128_type(),
+            h_select,
+            h_action,
+            h_step,
+            h_eval,
+            functions: Vec::new(),
+        }
+    }
+
+    /// Points the callbacks at the interpreter's entry points.
+    pub fn map_helpers(&self, ee: &ExecutionEngine<'ctx>) {
+        ee.add_global_mapping(&self.h_select, helpers::select as *const () as usize);
+        ee.add_global_mapping(&self.h_action, helpers::action as *const () as usize);
+        ee.add_global_mapping(&self.h_step, helpers::step as *const () as usize);
+        ee.add_global_mapping(&self.h_eval, helpers::eval as *const () as usize);
+    }
+
+    /// Cleans up the generated functions (folds the constant action data,
+    /// merges repeated loads).
+    // The legacy pass manager: LLVM 14 (the version this crate is built
+    // against) supports it fully, and it needs no target machine.
+    #[allow(deprecated)]
+    pub fn optimize(&self) {
+        let fpm = inkwell::passes::PassManager::create(self.module);
+        fpm.add_promote_memory_to_register_pass();
+        fpm.add_instruction_combining_pass();
+        fpm.add_early_cse_pass();
+        fpm.add_cfg_simplification_pass();
+        fpm.initialize();
+        for f in &self.functions {
+            fpm.run_on(f);
+        }
+        fpm.finalize();
+    }
+
+    /// Builds the function `name` running the control graph from `start`.
+    pub fn pipeline(&mut self, name: &'static str, start: Node) -> Result<&'static str, String> {
+        let ptr = self.ctx.i8_type().ptr_type(AddressSpace::default());
+        let fty = self
+            .ctx
+            .void_type()
+            .fn_type(&[ptr.into(), ptr.into(), ptr.into()], false);
+        let f = self.module.add_function(name, fty, None);
+        self.functions.push(f);
+        let entry = self.ctx.append_basic_block(f, "entry");
+        let end = self.ctx.append_basic_block(f, "end");
+        let nodes = reachable(self.p, start);
+        let blocks = nodes
+            .iter()
+            .map(|&n| (n, self.ctx.append_basic_block(f, "node")))
+            .collect();
+        self.b.position_at_end(entry);
+        let i128p = self.i128t.ptr_type(AddressSpace::default());
+        let param = |i: u32| {
+            f.get_nth_param(i)
+                .expect("3 parameters")
+                .into_pointer_value()
+        };
+        let vals = self
+            .b
+            .build_pointer_cast(param(0), i128p, "vals")
+            .map_err(err)?;
+        let slot = self.b.build_alloca(self.i128t, "slot").map_err(err)?;
+        let sel_action = self
+            .b
+            .build_alloca(self.ctx.i32_type(), "sel_action")
+            .map_err(err)?;
+        let sel_data = self.b.build_alloca(i128p, "sel_data").map_err(err)?;
+        let sel_len = self
+            .b
+            .build_alloca(self.ctx.i64_type(), "sel_len")
+            .map_err(err)?;
+        let fr = Frame {
+            vals,
+            valid: param(1),
+            env: param(2),
+            slot,
+            sel_action,
+            sel_data,
+            sel_len,
+            blocks,
+            end,
+        };
+        self.goto(&fr, Some(start))?;
+        for &n in &nodes {
+            self.b.position_at_end(fr.blocks[&n]);
+            self.node(&fr, n)?;
+        }
+        self.b.position_at_end(end);
+        self.b.build_return(None).map_err(err)?;
+        if !f.verify(false) {
+            return Err(format!("LLVM rejected the generated {name} function"));
+        }
+        Ok(name)
+    }
+
+    fn goto(&self, fr: &Frame<'ctx>, n: Option<Node>) -> Result<(), String> {
+        let target = n.map_or(fr.end, |n| fr.blocks[&n]);
+        self.b.build_unconditional_branch(target).map_err(err)?;
+        Ok(())
+    }
+
+    fn i32(&self, v: u32) -> IntValue<'ctx> {
+        self.ctx.i32_type().const_int(v as u64, false)
+    }
+
+    fn node(&mut self, fr: &Frame<'ctx>, n: Node) -> Result<(), String> {
+        let p = self.p;
+        match n {
+            Node::Cond(c) => {
+                let c = &p.conds[c as usize];
+                let v = self.expr(fr, c.expr.tree(), Data::Const(&[]))?;
+                let zero = self.i128t.const_zero();
+                let t = self
+                    .b
+                    .build_int_compare(IntPredicate::NE, v, zero, "cond")
+                    .map_err(err)?;
+                let bt = c.t.map_or(fr.end, |n| fr.blocks[&n]);
+                let bf = c.f.map_or(fr.end, |n| fr.blocks[&n]);
+                self.b.build_conditional_branch(t, bt, bf).map_err(err)?;
+            }
+            Node::Call(c) => {
+                let c = &p.calls[c as usize];
+                self.action(fr, c.action, Data::Const(&[]), NO_DATA)?;
+                self.goto(fr, c.next)?;
+            }
+            Node::Table(t) => match &p.tables[t as usize].fixed {
+                Some(f) => {
+                    self.action(fr, f.action, Data::Const(&f.data), t)?;
+                    self.goto(fr, f.next)?;
+                }
+                None => self.table(fr, t)?,
+            },
+        }
+        Ok(())
+    }
+
+    /// A table: the callback looks it up, then the action it selected runs
+    /// here when it is compiled (else through the interpreter), then the
+    /// next node.
+    fn table(&mut self, fr: &Frame<'ctx>, t: u32) -> Result<(), String> {
+        let p = self.p;
+        let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
+        let cast = |ptr: PointerValue<'ctx>| self.b.build_pointer_cast(ptr, i8p, "out");
+        let args = [
+            fr.env.into(),
+            self.i32(t).into(),
+            cast(fr.sel_action).map_err(err)?.into(),
+            cast(fr.sel_data).map_err(err)?.into(),
+            cast(fr.sel_len).map_err(err)?.into(),
+        ];
+        let code = self
+            .b
+            .build_call(self.h_select, &args, "next")
+            .map_err(err)?
+            .try_as_basic_value()
+            .basic()
+            .ok_or("rl_select returns a value")?
+            .into_int_value();
+        let a = self
+            .b
+            .build_load(fr.sel_action, "action")
+            .map_err(err)?
+            .into_int_value();
+        let f = self.current_function()?;
+        let after = self.ctx.append_basic_block(f, "after_table");
+        let other = self.ctx.append_basic_block(f, "other_action");
+        let td = &p.tables[t as usize];
+        let mut candidates: Vec<u32> = td.actions.clone();
+        if let Some(pi) = td.profile {
+            candidates.extend(&p.profiles[pi as usize].actions);
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates.retain(|&a| p.actions[a as usize].steps.is_some());
+        let mut cases = Vec::new();
+        for &ca in &candidates {
+            let nparams = p.actions[ca as usize].params.len();
+            let check = self.ctx.append_basic_block(f, "compiled_action");
+            let body = self.ctx.append_basic_block(f, "action_body");
+            cases.push((self.i32(ca), check));
+            // The data the table holds has one value per parameter; anything
+            // shorter goes to the interpreter, which reads missing ones as 0.
+            self.b.position_at_end(check);
+            let len = self
+                .b
+                .build_load(fr.sel_len, "len")
+                .map_err(err)?
+                .into_int_value();
+            let enough = self
+                .b
+                .build_int_compare(
+                    IntPredicate::UGE,
+                    len,
+                    self.ctx.i64_type().const_int(nparams as u64, false),
+                    "enough",
+                )
+                .map_err(err)?;
+            self.b
+                .build_conditional_branch(enough, body, other)
+                .map_err(err)?;
+            self.b.position_at_end(body);
+            let ptr = self
+                .b
+                .build_load(fr.sel_data, "data")
+                .map_err(err)?
+                .into_pointer_value();
+            self.action(fr, ca, Data::Selected { ptr, nparams }, SELECTED)?;
+            self.b.build_unconditional_branch(after).map_err(err)?;
+        }
+        // Back in the block that made the call: pick the action's code.
+        self.b.position_at_end(
+            a.as_instruction()
+                .and_then(|i| i.get_parent())
+                .ok_or("the action load has a block")?,
+        );
+        self.b.build_switch(a, other, &cases).map_err(err)?;
+        // Anything else: no action (u32::MAX), or one with control flow.
+        self.b.position_at_end(other);
+        let none = self
+            .b
+            .build_int_compare(IntPredicate::EQ, a, self.i32(u32::MAX), "none")
+            .map_err(err)?;
+        let run = self.ctx.append_basic_block(f, "interpreted_action");
+        self.b
+            .build_conditional_branch(none, after, run)
+            .map_err(err)?;
+        self.b.position_at_end(run);
+        let exited = self
+            .b
+            .build_call(
+                self.h_action,
+                &[fr.env.into(), a.into(), self.i32(SELECTED).into()],
+                "exited",
+            )
+            .map_err(err)?
+            .try_as_basic_value()
+            .basic()
+            .ok_or("rl_action returns a value")?
+            .into_int_value();
+        let stop = self
+            .b
+            .build_int_compare(IntPredicate::NE, exited, self.i32(0), "stop")
+            .map_err(err)?;
+        self.b
+            .build_conditional_branch(stop, fr.end, after)
+            .map_err(err)?;
+        self.b.position_at_end(after);
+        let i64t = self.ctx.i64_type();
+        let cases: Vec<_> = table_successors(p, t)
+            .into_iter()
+            .map(|n| {
+                (
+                    i64t.const_int(node_code(Some(n)) as u64, true),
+                    fr.blocks[&n],
+                )
+            })
+            .collect();
+        self.b.build_switch(code, fr.end, &cases).map_err(err)?;
+        Ok(())
+    }
+
+    fn current_function(&self) -> Result<FunctionValue<'ctx>, String> {
+        self.b
+            .get_insert_block()
+            .and_then(|b| b.get_parent())
+            .ok_or_else(|| "builder outside a function".to_string())
+    }
+
+    /// The body of action `a` with constant data `data`, called from `site`
+    /// (a table index, or `u32::MAX`). Leaves the builder where the code
+    /// after the action goes.
+    fn action(
+        &mut self,
+        fr: &Frame<'ctx>,
+        a: u32,
+        data: Data<'_, 'ctx>,
+        site: u32,
+    ) -> Result<(), String> {
+        let p = self.p;
+        let action = &p.actions[a as usize];
+        if action.steps.is_none() {
+            // Control flow (exit, assert, conditional primitives): the interpreter.
+            let exited = self
+                .b
+                .build_call(
+                    self.h_action,
+                    &[fr.env.into(), self.i32(a).into(), self.i32(site).into()],
+                    "exited",
+                )
+                .map_err(err)?
+                .try_as_basic_value()
+                .basic()
+                .ok_or("rl_action returns a value")?
+                .into_int_value();
+            let f = self.current_function()?;
+            let go_on = self.ctx.append_basic_block(f, "after_action");
+            let stop = self
+                .b
+                .build_int_compare(IntPredicate::NE, exited, self.i32(0), "stop")
+                .map_err(err)?;
+            self.b
+                .build_conditional_branch(stop, fr.end, go_on)
+                .map_err(err)?;
+            self.b.position_at_end(go_on);
+            return Ok(());
+        }
+        for (i, prim) in action.prims.iter().enumerate() {
+            match prim {
+                Prim::Assign(LField::Static { f, mask }, e) => {
+                    let v = self.expr(fr, e.tree(), data)?;
+                    self.store_field(fr, *f, v, *mask)?;
+                }
+                Prim::MarkToDrop => {
+                    if let Some(f) = p.sm.egress_spec {
+                        let v = self.const128(511);
+                        self.store_field(fr, f, v, p.field_masks[f as usize])?;
+                    }
+                    if let Some(f) = p.sm.mcast_grp {
+                        let v = self.const128(0);
+                        self.store_field(fr, f, v, u128::MAX)?;
+                    }
+                }
+                _ => {
+                    self.b
+                        .build_call(
+                            self.h_step,
+                            &[
+                                fr.env.into(),
+                                self.i32(a).into(),
+                                self.i32(i as u32).into(),
+                                self.i32(site).into(),
+                            ],
+                            "",
+                        )
+                        .map_err(err)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Action parameter `i`: a constant, or loaded from the selected data
+    /// (0 past the action's parameters, as the interpreter reads it).
+    fn local(&self, i: usize, data: Data<'_, 'ctx>) -> Result<IntValue<'ctx>, String> {
+        match data {
+            Data::Const(d) => Ok(self.const128(d.get(i).copied().unwrap_or(0))),
+            Data::Selected { nparams, .. } if i >= nparams => Ok(self.const128(0)),
+            Data::Selected { ptr, .. } => {
+                let idx = self.ctx.i64_type().const_int(i as u64, false);
+                // SAFETY (generated): the code checked that the data has
+                // `nparams` values before running the action.
+                let at =
+                    unsafe { self.b.build_in_bounds_gep(ptr, &[idx], "param") }.map_err(err)?;
+                let v = self.b.build_load(at, "param").map_err(err)?;
+                if let Some(i) = v.as_instruction_value() {
+                    i.set_alignment(8).map_err(|e| e.to_string())?;
+                }
+                Ok(v.into_int_value())
+            }
+        }
+    }
+
+    fn const128(&self, v: Val) -> IntValue<'ctx> {
+        let u = v as u128;
+        self.i128t
+            .const_int_arbitrary_precision(&[u as u64, (u >> 64) as u64])
+    }
+
+    fn field_ptr(&self, fr: &Frame<'ctx>, f: u32) -> Result<PointerValue<'ctx>, String> {
+        let idx = self.ctx.i64_type().const_int(f as u64, false);
+        // SAFETY (of the generated access): field indices come from the
+        // validated program and are below the length of the field array.
+        unsafe { self.b.build_in_bounds_gep(fr.vals, &[idx], "field") }.map_err(err)
+    }
+
+    fn load_field(&self, fr: &Frame<'ctx>, f: u32) -> Result<IntValue<'ctx>, String> {
+        let ptr = self.field_ptr(fr, f)?;
+        let v = self.b.build_load(ptr, "v").map_err(err)?;
+        if let Some(i) = v.as_instruction_value() {
+            i.set_alignment(8).map_err(|e| e.to_string())?;
+        }
+        Ok(v.into_int_value())
+    }
+
+    fn store_field(
+        &self,
+        fr: &Frame<'ctx>,
+        f: u32,
+        v: IntValue<'ctx>,
+        mask: u128,
+    ) -> Result<(), String> {
+        let ptr = self.field_ptr(fr, f)?;
+        let m = self.const128(mask as Val);
+        let v = self.b.build_and(v, m, "masked").map_err(err)?;
+        let st = self.b.build_store(ptr, v).map_err(err)?;
+        st.set_alignment(8).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// A 0 / 1 value from a comparison.
+    fn bool128(&self, c: IntValue<'ctx>) -> Result<IntValue<'ctx>, String> {
+        self.b.build_int_z_extend(c, self.i128t, "b").map_err(err)
+    }
+
+    fn nonzero(&self, v: IntValue<'ctx>) -> Result<IntValue<'ctx>, String> {
+        self.b
+            .build_int_compare(IntPredicate::NE, v, self.i128t.const_zero(), "nz")
+            .map_err(err)
+    }
+
+    /// The value of `e`, as `Expr::eval` computes it with action data `data`.
+    fn expr(
+        &mut self,
+        fr: &Frame<'ctx>,
+        e: &Expr,
+        data: Data<'_, 'ctx>,
+    ) -> Result<IntValue<'ctx>, String> {
+        let b = &self.b;
+        Ok(match e {
+            Expr::Const(v) => self.const128(*v),
+            Expr::Local(i) => self.local(*i as usize, data)?,
+            Expr::Field(f) => self.load_field(fr, *f)?,
+            Expr::SField(f, w) if (1..128).contains(w) => {
+                let v = self.load_field(fr, *f)?;
+                let s = self.const128((128 - w) as Val);
+                let up = b.build_left_shift(v, s, "up").map_err(err)?;
+                b.build_right_shift(up, s, true, "sext").map_err(err)?
+            }
+            Expr::SField(f, _) => self.load_field(fr, *f)?,
+            Expr::Valid(HdrRef::Static(h)) => {
+                let idx = self.ctx.i64_type().const_int(*h as u64, false);
+                // SAFETY (generated): header indices are below the validity array's length.
+                let ptr =
+                    unsafe { b.build_in_bounds_gep(fr.valid, &[idx], "valid") }.map_err(err)?;
+                let v = b.build_load(ptr, "valid").map_err(err)?.into_int_value();
+                let bit = b
+                    .build_and(v, self.ctx.i8_type().const_int(1, false), "bit")
+                    .map_err(err)?;
+                b.build_int_z_extend(bit, self.i128t, "valid128")
+                    .map_err(err)?
+            }
+            Expr::Not(x) => {
+                let v = self.expr(fr, x, data)?;
+                let z = self
+                    .b
+                    .build_int_compare(IntPredicate::EQ, v, self.i128t.const_zero(), "not")
+                    .map_err(err)?;
+                self.bool128(z)?
+            }
+            Expr::D2B(x) => {
+                let v = self.expr(fr, x, data)?;
+                let nz = self.nonzero(v)?;
+                self.bool128(nz)?
+            }
+            Expr::BitNot(x) => {
+                let v = self.expr(fr, x, data)?;
+                self.b.build_not(v, "bitnot").map_err(err)?
+            }
+            Expr::Neg(x) => {
+                let v = self.expr(fr, x, data)?;
+                self.b.build_int_neg(v, "neg").map_err(err)?
+            }
+            Expr::Cond(k, t, f) => {
+                // Expressions have no side effects: both sides may be computed.
+                let k = self.expr(fr, k, data)?;
+                let t = self.expr(fr, t, data)?;
+                let f = self.expr(fr, f, data)?;
+                let c = self.nonzero(k)?;
+                self.b
+                    .build_select(c, t, f, "sel")
+                    .map_err(err)?
+                    .into_int_value()
+            }
+            Expr::Bin(op, l, r) if !matches!(op, BinOp::Div | BinOp::Mod) => {
+                let a = self.expr(fr, l, data)?;
+                let z = self.expr(fr, r, data)?;
+                self.binary(*op, a, z)?
+            }
+            other => self.fallback(fr, other, data)?,
+        })
+    }
+
+    /// `apply_bin(op, a, z)` for every operator but division and modulo.
+    fn binary(
+        &self,
+        op: BinOp,
+        a: IntValue<'ctx>,
+        z: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, String> {
+        let b = &self.b;
+        let cmp = |pred| -> Result<IntValue<'ctx>, String> {
+            let c = b.build_int_compare(pred, a, z, "cmp").map_err(err)?;
+            self.bool128(c)
+        };
+        Ok(match op {
+            BinOp::Add => b.build_int_add(a, z, "add").map_err(err)?,
+            BinOp::Sub => b.build_int_sub(a, z, "sub").map_err(err)?,
+            BinOp::Mul => b.build_int_mul(a, z, "mul").map_err(err)?,
+            BinOp::And => b.build_and(a, z, "and").map_err(err)?,
+            BinOp::Or => b.build_or(a, z, "or").map_err(err)?,
+            BinOp::Xor => b.build_xor(a, z, "xor").map_err(err)?,
+            BinOp::Eq => cmp(IntPredicate::EQ)?,
+            BinOp::Ne => cmp(IntPredicate::NE)?,
+            BinOp::Lt => cmp(IntPredicate::SLT)?,
+            BinOp::Gt => cmp(IntPredicate::SGT)?,
+            BinOp::Le => cmp(IntPredicate::SLE)?,
+            BinOp::Ge => cmp(IntPredicate::SGE)?,
+            BinOp::LAnd | BinOp::LOr => {
+                let (x, y) = (self.nonzero(a)?, self.nonzero(z)?);
+                let v = if op == BinOp::LAnd {
+                    b.build_and(x, y, "land")
+                } else {
+                    b.build_or(x, y, "lor")
+                }
+                .map_err(err)?;
+                self.bool128(v)?
+            }
+            BinOp::Shl => {
+                // 0 unless 0 <= z < 128 (a negative z is a huge unsigned one).
+                let in_range = b
+                    .build_int_compare(IntPredicate::ULT, z, self.const128(128), "inrange")
+                    .map_err(err)?;
+                let amount = b.build_and(z, self.const128(127), "amount").map_err(err)?;
+                let shifted = b.build_left_shift(a, amount, "shl").map_err(err)?;
+                b.build_select(in_range, shifted, self.i128t.const_zero(), "shl")
+                    .map_err(err)?
+                    .into_int_value()
+            }
+            BinOp::Shr => {
+                // Arithmetic; z < 0 leaves a, z >= 128 gives the sign (as 127 does).
+                let neg = b
+                    .build_int_compare(IntPredicate::SLT, z, self.i128t.const_zero(), "neg")
+                    .map_err(err)?;
+                let big = b
+                    .build_int_compare(IntPredicate::SGT, z, self.const128(127), "big")
+                    .map_err(err)?;
+                let capped = b
+                    .build_select(big, self.const128(127), z, "capped")
+                    .map_err(err)?
+                    .into_int_value();
+                let amount = b
+                    .build_select(neg, self.i128t.const_zero(), capped, "amount")
+                    .map_err(err)?
+                    .into_int_value();
+                b.build_right_shift(a, amount, true, "shr").map_err(err)?
+            }
+            BinOp::Div | BinOp::Mod => return Err("division reached the inline path".into()),
+        })
+    }
+
+    /// Calls the evaluator on `e` (kept alive in the `Jit`).
+    fn fallback(
+        &mut self,
+        fr: &Frame<'ctx>,
+        e: &Expr,
+        data: Data<'_, 'ctx>,
+    ) -> Result<IntValue<'ctx>, String> {
+        let (data, selected) = match data {
+            Data::Const(d) => (d.into(), false),
+            Data::Selected { .. } => (Box::default(), true),
+        };
+        let fb = Box::new(Fallback {
+            expr: CExpr::new(e.clone()),
+            data,
+            selected,
+        });
+        let addr = &*fb as *const Fallback as u64;
+        self.fallbacks.push(fb);
+        let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
+        let addr = self
+            .b
+            .build_int_to_ptr(self.ctx.i64_type().const_int(addr, false), i8p, "fallback")
+            .map_err(err)?;
+        let out = self
+            .b
+            .build_pointer_cast(fr.slot, i8p, "out")
+            .map_err(err)?;
+        self.b
+            .build_call(self.h_eval, &[fr.env.into(), addr.into(), out.into()], "")
+            .map_err(err)?;
+        Ok(self
+            .b
+            .build_load(fr.slot, "fallback")
+            .map_err(err)?
+            .into_int_value())
+    }
+}
+
+/// The nodes a table can go on to.
+fn table_successors(p: &Program, t: u32) -> Vec<Node> {
+    let t = &p.tables[t as usize];
+    let mut out: Vec<Node> = [t.next_hit.flatten(), t.next_miss.flatten(), t.base_next]
+        .into_iter()
+        .flatten()
+        .chain(t.next_by_action.values().flatten().copied())
+        .collect();
+    out.sort_by_key(|&n| node_code(Some(n)));
+    out.dedup();
+    out
+}
+
+/// Every node reachable from `start`, in discovery order.
+fn reachable(p: &Program, start: Node) -> Vec<Node> {
+    let mut seen = std::collections::HashSet::new();
+    let mut order = Vec::new();
+    let mut todo = vec![start];
+    while let Some(n) = todo.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        order.push(n);
+        let next: Vec<Node> = match n {
+            Node::Cond(c) => {
+                let c = &p.conds[c as usize];
+                [c.t, c.f].into_iter().flatten().collect()
+            }
+            Node::Call(c) => p.calls[c as usize].next.into_iter().collect(),
+            Node::Table(t) => match &p.tables[t as usize].fixed {
+                Some(f) => f.next.into_iter().collect(),
+                None => table_successors(p, t),
+            },
+        };
+        todo.extend(next);
+    }
+    order
+}

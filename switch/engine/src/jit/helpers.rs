@@ -1,0 +1,116 @@
+//! The interpreter's entry points the generated code calls back.
+//!
+//! Each takes the [`Env`] the pipeline was started with and reborrows the
+//! program, state and packet from it for the duration of the call.
+
+use super::codegen::Fallback;
+use super::node_code;
+use crate::exec::{run_action, select_action, selected_data, Pkt, State};
+use crate::phv::Val;
+use crate::program::{EvalCtx, Program};
+
+/// What a pipeline runs against; the code passes it through untouched.
+#[repr(C)]
+pub(crate) struct Env {
+    pub prog: *const Program,
+    pub st: *mut State,
+    pub pkt: *mut Pkt,
+}
+
+/// `site` of an action called from control code: no action data.
+pub(crate) const NO_DATA: u32 = u32::MAX;
+/// `site` of an action a table selected: its data is the table's selection
+/// ([`selected_data`]). Any other `site` is a one-action table whose
+/// constant data the action gets.
+pub(crate) const SELECTED: u32 = u32::MAX - 1;
+
+/// The program, state and packet behind `env`.
+///
+/// # Safety
+/// `env` must be the context `Jit::run` passed to the running pipeline.
+unsafe fn parts<'a>(env: *mut Env) -> (&'a Program, &'a mut State, &'a mut Pkt) {
+    unsafe { (&*(*env).prog, &mut *(*env).st, &mut *(*env).pkt) }
+}
+
+/// Runs `f` with the action data of `site`.
+fn with_data(p: &Program, st: &mut State, site: u32, f: impl FnOnce(&mut State, &[Val])) {
+    match site {
+        NO_DATA => f(st, &[]),
+        SELECTED => {
+            let data = std::mem::take(&mut st.adata);
+            f(st, &data);
+            st.adata = data;
+        }
+        t => {
+            let data = p
+                .tables
+                .get(t as usize)
+                .and_then(|t| t.fixed.as_ref())
+                .map_or(&[][..], |f| &f.data[..]);
+            f(st, data)
+        }
+    }
+}
+
+/// Looks table `ti` up (see `exec::select_action`) without running the
+/// action: writes the action (`u32::MAX`: none), its data and their count
+/// to the `out` slots, and returns the next node ([`node_code`]).
+pub(crate) extern "C" fn select(
+    env: *mut Env,
+    ti: u32,
+    action_out: *mut u32,
+    data_out: *mut *const Val,
+    len_out: *mut u64,
+) -> i64 {
+    // SAFETY: `env` is the running pipeline's; the out pointers are slots
+    // of the calling function's frame.
+    unsafe {
+        let (p, st, pkt) = parts(env);
+        let (hit, action) = select_action(p, st, pkt, ti);
+        let data = selected_data(st);
+        action_out.write(action.unwrap_or(u32::MAX));
+        data_out.write(data.as_ptr());
+        len_out.write(data.len() as u64);
+        node_code(p.tables[ti as usize].next_node(hit, action))
+    }
+}
+
+/// Runs action `a` through the interpreter; returns 1 when it ran `exit`.
+pub(crate) extern "C" fn action(env: *mut Env, a: u32, site: u32) -> u32 {
+    // SAFETY: `env` is the running pipeline's.
+    let (p, st, pkt) = unsafe { parts(env) };
+    with_data(p, st, site, |st, data| run_action(p, st, pkt, a, data));
+    pkt.flags.exit as u32
+}
+
+/// Runs primitive `i` of action `a` (its compiled step).
+pub(crate) extern "C" fn step(env: *mut Env, a: u32, i: u32, site: u32) {
+    // SAFETY: `env` is the running pipeline's.
+    let (p, st, pkt) = unsafe { parts(env) };
+    if let Some(steps) = p.actions.get(a as usize).and_then(|a| a.steps.as_ref()) {
+        with_data(p, st, site, |st, data| {
+            steps.run_one(i as usize, p, st, pkt, data)
+        });
+    }
+}
+
+/// Evaluates an expression the code does not handle itself into `*out`.
+pub(crate) extern "C" fn eval(env: *mut Env, fb: *const Fallback, out: *mut i128) {
+    // SAFETY: `env` is the running pipeline's; `fb` points into the `Jit`'s
+    // fallbacks, and `out` at a slot of the calling function's frame.
+    unsafe {
+        let (p, st, pkt) = parts(env);
+        let fb = &*fb;
+        let data = if fb.selected {
+            selected_data(st)
+        } else {
+            &fb.data
+        };
+        let v = fb.expr.eval(&EvalCtx {
+            prog: p,
+            phv: &pkt.phv,
+            data,
+        });
+        out.write_unaligned(v);
+    }
+}

@@ -1,0 +1,301 @@
+//! The compiled controls against the interpreter: the same packets and
+//! control operations through a compiled and an interpreted switch give the
+//! same frames, digests, counters, registers and statistics.
+mod common;
+mod inline;
+use common::*;
+use inline::*;
+use ratelab_engine::{MatchValue, Switch};
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+}
+
+/// A compiled switch and an interpreted one, driven identically.
+struct Pair {
+    compiled: Switch,
+    reference: Switch,
+}
+
+impl Pair {
+    fn new(make: impl Fn() -> Switch) -> Pair {
+        let compiled = make();
+        assert!(
+            compiled.compiled(),
+            "the controls did not compile: {:?}",
+            compiled.compile_error()
+        );
+        let mut reference = make();
+        assert!(!reference.set_compiled(false));
+        Pair {
+            compiled,
+            reference,
+        }
+    }
+
+    fn inject(&mut self, port: u32, data: &[u8], t: u64) {
+        self.compiled.inject(port, data, t);
+        self.reference.inject(port, data, t);
+    }
+
+    /// Polls both and checks that everything observable agrees.
+    fn check(&mut self, t: u64, registers: &[(&str, usize)], counters: &[(&str, usize)]) -> usize {
+        let got = self.compiled.poll(t);
+        let want = self.reference.poll(t);
+        assert_eq!(got, want, "frames at {t}");
+        assert_eq!(self.compiled.take_digests(), self.reference.take_digests());
+        assert_eq!(self.compiled.stats(), self.reference.stats());
+        for &(name, size) in registers {
+            for i in 0..size {
+                assert_eq!(
+                    self.compiled.register_read(name, i).unwrap(),
+                    self.reference.register_read(name, i).unwrap(),
+                    "{name}[{i}]"
+                );
+            }
+        }
+        for &(name, size) in counters {
+            for i in 0..size {
+                assert_eq!(
+                    self.compiled.counter_read(name, i).unwrap(),
+                    self.reference.counter_read(name, i).unwrap(),
+                    "{name}[{i}]"
+                );
+            }
+        }
+        got.len()
+    }
+}
+
+/// Valid packets of every kind the fixtures parse, then mutated and cut ones.
+fn random_packets(rng: &mut Lcg, seeds: &[Vec<u8>], n: usize) -> Vec<(u32, Vec<u8>)> {
+    (0..n)
+        .map(|_| {
+            let mut p = seeds[rng.next() as usize % seeds.len()].clone();
+            if rng.next().is_multiple_of(3) {
+                for _ in 0..=rng.next() % 4 {
+                    let i = rng.next() as usize % p.len();
+                    p[i] = rng.next() as u8;
+                }
+            }
+            if rng.next().is_multiple_of(5) {
+                p.truncate(rng.next() as usize % (p.len() + 1));
+            }
+            ((rng.next() % 4) as u32, p)
+        })
+        .collect()
+}
+
+#[test]
+fn the_fixtures_compile() {
+    for name in ["basic.json", "features.json"] {
+        let sw = switch(name);
+        assert!(sw.compiled(), "{name}: {:?}", sw.compile_error());
+    }
+    let sw = Switch::new(&parser_program(), 1).unwrap();
+    assert!(sw.compiled(), "{:?}", sw.compile_error());
+}
+
+#[test]
+fn basic_forwarding_agrees() {
+    let mut rng = Lcg(3);
+    let mut pair = Pair::new(basic_switch);
+    let seeds: Vec<Vec<u8>> = (0..8u8)
+        .map(|i| ipv4_packet([10, i, 0, 1], i % 3, &[i; 20]))
+        .chain([ipv4_packet([11, 0, 0, 1], 64, b"no route")])
+        .collect();
+    let mut t = 0;
+    let mut frames = 0;
+    for (port, p) in random_packets(&mut rng, &seeds, 3000) {
+        pair.inject(port, &p, t);
+        t += rng.next() % 3;
+        if rng.next().is_multiple_of(50) {
+            frames += pair.check(t, &[], &[]);
+        }
+    }
+    frames += pair.check(t + 1_000_000, &[], &[]);
+    assert!(frames > 1000, "{frames} frames");
+}
+
+#[test]
+fn every_feature_agrees() {
+    let mut rng = Lcg(11);
+    let mut pair = Pair::new(features_switch);
+    let seeds: Vec<Vec<u8>> = (0..16u8)
+        .map(|op| cmd_packet(op, (op as u16) % 3, 0x1ff))
+        .chain([ipv4_packet([10, 0, 0, 1], 64, b"abcdefgh")])
+        .collect();
+    let (registers, counters) = ([("MyIngress.reg", 16)], [("MyIngress.ctr", 8)]);
+    let mut t = 0;
+    let mut frames = 0;
+    for (i, (port, p)) in random_packets(&mut rng, &seeds, 4000)
+        .into_iter()
+        .enumerate()
+    {
+        pair.inject(port, &p, t);
+        t += rng.next() % 40;
+        if i % 500 == 250 {
+            // The control plane changes something between packets.
+            let key = vec![MatchValue::Exact(rng.next() as u128 % 16)];
+            for sw in [&mut pair.compiled, &mut pair.reference] {
+                let _ = sw.table_add("MyIngress.ctl", key.clone(), "MyIngress.fwd", &[7], 0);
+            }
+        }
+        if rng.next().is_multiple_of(40) {
+            frames += pair.check(t, &registers, &counters);
+        }
+    }
+    frames += pair.check(t + 10_000_000, &registers, &counters);
+    assert!(frames > 1000, "{frames} frames");
+}
+
+#[test]
+fn parser_program_agrees() {
+    let mut rng = Lcg(5);
+    let mut pair = Pair::new(|| Switch::new(&parser_program(), 3).unwrap());
+    for i in 0..3000 {
+        let len = rng.next() as usize % 24;
+        let mut p: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        if let Some(b) = p.first_mut() {
+            *b = (i % 8) as u8;
+        }
+        pair.inject(0, &p, 0);
+    }
+    assert_eq!(pair.check(0, &[], &[]), 3000);
+}
+
+/// Every operator and operand shape the code generator handles itself, and
+/// the ones it hands back (division, modulo), on random field values. Each
+/// expression's full 128-bit value is folded into `w.x` (a header made
+/// valid first, so that it is emitted).
+#[test]
+fn expressions_agree_on_random_values() {
+    let ops = [
+        "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", ">", "<=", ">=",
+        "and", "or",
+    ];
+    let operands = [
+        f("h", "a"),
+        f("h", "c"),
+        f("h", "d"),
+        f("h", "s"),
+        f("h", "s"),
+        hx(0),
+        hx(3),
+        hx(-2),
+        hx(-200),
+        hx(64),
+        hx(126),
+        hx(127),
+        hx(128),
+        hx(200),
+        hx(0x7fff_ffff_ffff_ffff_ffff),
+        hx(-0x7fff_ffff_ffff_ffff_ffff),
+        hx((1 << 126) + 5),
+        f("w", "x"),
+    ];
+    let mut rng = Lcg(21);
+    let mut prims = vec![prim("add_header", vec![hdr("w")])];
+    for i in 0..400 {
+        let op = ops[i % ops.len()];
+        let pick = |rng: &mut Lcg| operands[rng.next() as usize % operands.len()].clone();
+        let l = pick(&mut rng);
+        let r = pick(&mut rng);
+        let mut ex = e(op, l, r);
+        match rng.next() % 8 {
+            0 => ex = un("~", ex),
+            1 => ex = un("not", un("d2b", ex)),
+            2 => {
+                let cond = un("d2b", e(">", f("h", "a"), hx(100)));
+                let other = pick(&mut rng);
+                ex = json!({"type": "expression",
+                    "value": {"op": "?", "left": ex, "right": other, "cond": cond}});
+            }
+            3 => ex = e(">>", ex, pick(&mut rng)),
+            4 => ex = un("-", ex),
+            _ => {}
+        }
+        prims.push(assign(f("w", "x"), e("^", f("w", "x"), ex)));
+    }
+    prims.push(assign(f("h", "a"), un("d2b", f("h", "$valid$"))));
+    let json = action_program(prims);
+    let mut pair = Pair::new(|| Switch::new(&json, 1).unwrap());
+    for _ in 0..2000 {
+        let p = h_bytes(
+            rng.next() as u8,
+            rng.next() as u16,
+            rng.next() as u32,
+            rng.next(),
+            rng.next() as i8,
+            rng.next() as u8 & 0xf,
+            rng.next() as u8 & 0xf,
+        );
+        pair.inject(0, &p, 0);
+    }
+    let frames = pair.compiled.poll(0);
+    assert_eq!(frames.len(), 2000);
+    assert!(
+        frames.iter().all(|f| f.data.len() == 17 + 16),
+        "w is emitted"
+    );
+    assert_eq!(frames, pair.reference.poll(0));
+}
+
+/// Every operator on every pair of edge values (signs, shift amounts around
+/// 128, 127-bit magnitudes), as constants and as fields.
+#[test]
+fn operators_agree_on_edge_values() {
+    let ops = [
+        "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "==", "!=", "<", ">", "<=", ">=",
+        "and", "or",
+    ];
+    let edges = [
+        hx(0),
+        hx(1),
+        hx(-1),
+        hx(127),
+        hx(128),
+        hx(-129),
+        hx((1 << 126) + 5),
+        hx(-(1 << 126) - 3),
+        f("h", "s"),
+        f("h", "d"),
+    ];
+    let mut prims = vec![prim("add_header", vec![hdr("w")])];
+    for op in ops {
+        for l in &edges {
+            for r in &edges {
+                let x = e("^", f("w", "x"), e(op, l.clone(), r.clone()));
+                prims.push(assign(f("w", "x"), e("*", x, hx(3))));
+            }
+        }
+    }
+    let json = action_program(prims);
+    let mut pair = Pair::new(|| Switch::new(&json, 1).unwrap());
+    for s in [0i8, 1, -1, 127, -128] {
+        pair.inject(0, &h_bytes(1, 2, 3, u64::MAX - s as u64, s, 0, 0), 0);
+    }
+    assert_eq!(pair.check(0, &[], &[]), 5);
+}
+
+#[test]
+fn switching_back_and_forth_keeps_the_state() {
+    let mut sw = features_switch();
+    assert!(sw.compiled());
+    assert!(!sw.set_compiled(false));
+    assert!(!sw.compiled());
+    sw.reload(&fixture("features.json")).unwrap();
+    assert!(!sw.compiled(), "reload keeps the interpreter once chosen");
+    assert!(sw.set_compiled(true));
+    sw.reload(&fixture("features.json")).unwrap();
+    assert!(sw.compiled());
+}
+
+use serde_json::json;
