@@ -58,6 +58,9 @@ pub(super) struct Gen<'ctx, 'a> {
     h_action: FunctionValue<'ctx>,
     h_step: FunctionValue<'ctx>,
     h_eval: FunctionValue<'ctx>,
+    h_reg_read: FunctionValue<'ctx>,
+    h_reg_write: FunctionValue<'ctx>,
+    h_count: FunctionValue<'ctx>,
     functions: Vec<FunctionValue<'ctx>>,
 }
 
@@ -113,6 +116,40 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             void.fn_type(&[ptr.into(), ptr.into(), ptr.into()], false),
             None,
         );
+        let h_reg_read = module.add_function(
+            "rl_reg_read",
+            void.fn_type(
+                &[
+                    ptr.into(),
+                    i32t.into(),
+                    i64t.into(),
+                    i64t.into(),
+                    ptr.into(),
+                ],
+                false,
+            ),
+            None,
+        );
+        let h_reg_write = module.add_function(
+            "rl_reg_write",
+            void.fn_type(
+                &[
+                    ptr.into(),
+                    i32t.into(),
+                    i64t.into(),
+                    i64t.into(),
+                    i64t.into(),
+                    i64t.into(),
+                ],
+                false,
+            ),
+            None,
+        );
+        let h_count = module.add_function(
+            "rl_count",
+            void.fn_type(&[ptr.into(), i32t.into(), i64t.into(), i64t.into()], false),
+            None,
+        );
         Gen {
             ctx,
             module,
@@ -124,6 +161,9 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             h_action,
             h_step,
             h_eval,
+            h_reg_read,
+            h_reg_write,
+            h_count,
             functions: Vec::new(),
         }
     }
@@ -134,6 +174,9 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
         ee.add_global_mapping(&self.h_action, helpers::action as *const () as usize);
         ee.add_global_mapping(&self.h_step, helpers::step as *const () as usize);
         ee.add_global_mapping(&self.h_eval, helpers::eval as *const () as usize);
+        ee.add_global_mapping(&self.h_reg_read, helpers::reg_read as *const () as usize);
+        ee.add_global_mapping(&self.h_reg_write, helpers::reg_write as *const () as usize);
+        ee.add_global_mapping(&self.h_count, helpers::count as *const () as usize);
     }
 
     /// Cleans up the generated functions (folds the constant action data,
@@ -432,6 +475,48 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                     let v = self.expr(fr, e.tree(), data)?;
                     self.store_field(fr, *f, v, *mask)?;
                 }
+                Prim::RegRead(LField::Static { f, mask }, r, i) => {
+                    let i_val = self.expr(fr, i.tree(), data)?;
+                    let (lo, hi) = self.halves(i_val)?;
+                    let out = self.slot_arg(fr)?;
+                    let args = [
+                        fr.env.into(),
+                        self.i32(*r).into(),
+                        lo.into(),
+                        hi.into(),
+                        out,
+                    ];
+                    self.b.build_call(self.h_reg_read, &args, "").map_err(err)?;
+                    let v = self
+                        .b
+                        .build_load(fr.slot, "reg")
+                        .map_err(err)?
+                        .into_int_value();
+                    self.store_field(fr, *f, v, *mask)?;
+                }
+                Prim::RegWrite(r, i, v) => {
+                    let i_val = self.expr(fr, i.tree(), data)?;
+                    let (lo, hi) = self.halves(i_val)?;
+                    let v_val = self.expr(fr, v.tree(), data)?;
+                    let (vlo, vhi) = self.halves(v_val)?;
+                    let args = [
+                        fr.env.into(),
+                        self.i32(*r).into(),
+                        lo.into(),
+                        hi.into(),
+                        vlo.into(),
+                        vhi.into(),
+                    ];
+                    self.b
+                        .build_call(self.h_reg_write, &args, "")
+                        .map_err(err)?;
+                }
+                Prim::Count(c, i) => {
+                    let i_val = self.expr(fr, i.tree(), data)?;
+                    let (lo, hi) = self.halves(i_val)?;
+                    let args = [fr.env.into(), self.i32(*c).into(), lo.into(), hi.into()];
+                    self.b.build_call(self.h_count, &args, "").map_err(err)?;
+                }
                 Prim::MarkToDrop => {
                     if let Some(f) = p.sm.egress_spec {
                         let v = self.const128(511);
@@ -480,6 +565,31 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 Ok(v.into_int_value())
             }
         }
+    }
+
+    /// The low and high 64 bits of `v`, to pass to a callback.
+    fn halves(&self, v: IntValue<'ctx>) -> Result<(IntValue<'ctx>, IntValue<'ctx>), String> {
+        let i64t = self.ctx.i64_type();
+        let lo = self.b.build_int_truncate(v, i64t, "lo").map_err(err)?;
+        let up = self
+            .b
+            .build_right_shift(v, self.const128(64), false, "up")
+            .map_err(err)?;
+        let hi = self.b.build_int_truncate(up, i64t, "hi").map_err(err)?;
+        Ok((lo, hi))
+    }
+
+    /// The evaluator slot as a callback's out pointer.
+    fn slot_arg(
+        &self,
+        fr: &Frame<'ctx>,
+    ) -> Result<inkwell::values::BasicMetadataValueEnum<'ctx>, String> {
+        let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
+        Ok(self
+            .b
+            .build_pointer_cast(fr.slot, i8p, "out")
+            .map_err(err)?
+            .into())
     }
 
     fn const128(&self, v: Val) -> IntValue<'ctx> {

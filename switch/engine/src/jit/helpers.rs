@@ -5,8 +5,8 @@
 
 use super::codegen::Fallback;
 use super::node_code;
-use crate::exec::{run_action, select_action, selected_data, Pkt, State};
-use crate::phv::Val;
+use crate::exec::{idx, run_action, select_action, selected_data, Pkt, State};
+use crate::phv::{mask, Val};
 use crate::program::{EvalCtx, Program};
 
 /// What a pipeline runs against; the code passes it through untouched.
@@ -112,5 +112,43 @@ pub(crate) extern "C" fn eval(env: *mut Env, fb: *const Fallback, out: *mut i128
             data,
         });
         out.write_unaligned(v);
+    }
+}
+
+/// An `i128` the code passes as two halves (the C ABI has no `i128`).
+fn join(lo: u64, hi: u64) -> Val {
+    ((hi as u128) << 64 | lo as u128) as Val
+}
+
+/// `register_read`: writes element `index` of register `r` (0 when out of
+/// range) to `*out`.
+pub(crate) extern "C" fn reg_read(env: *mut Env, r: u32, lo: u64, hi: u64, out: *mut i128) {
+    // SAFETY: `env` is the running pipeline's; `out` is a slot of its frame.
+    let (p, st, _) = unsafe { parts(env) };
+    let r = r as usize;
+    let v = idx(join(lo, hi), p.registers[r].size).map_or(0, |i| st.registers[r][i]);
+    unsafe { out.write_unaligned(v as i128) };
+}
+
+/// `register_write`: stores the value (cut to the register's width) when
+/// the index is in range.
+pub(crate) extern "C" fn reg_write(env: *mut Env, r: u32, lo: u64, hi: u64, vlo: u64, vhi: u64) {
+    // SAFETY: `env` is the running pipeline's.
+    let (p, st, _) = unsafe { parts(env) };
+    let (r, def) = (r as usize, &p.registers[r as usize]);
+    if let Some(i) = idx(join(lo, hi), def.size) {
+        st.registers[r][i] = join(vlo, vhi) as u128 & mask(def.width);
+    }
+}
+
+/// `count`: one packet of the packet's length on counter `c`'s element.
+pub(crate) extern "C" fn count(env: *mut Env, c: u32, lo: u64, hi: u64) {
+    // SAFETY: `env` is the running pipeline's.
+    let (p, st, pkt) = unsafe { parts(env) };
+    let c = c as usize;
+    if let Some(i) = idx(join(lo, hi), p.counters[c].size) {
+        let e = &mut st.counters[c][i];
+        e.0 += 1;
+        e.1 += pkt.len as u64;
     }
 }
