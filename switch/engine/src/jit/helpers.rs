@@ -5,7 +5,7 @@
 
 use super::codegen::Fallback;
 use super::node_code;
-use crate::exec::{idx, run_action, select_action, selected_data, Pkt, State};
+use crate::exec::{calculate, idx, run_action, select_action, selected_data, Pkt, State};
 use crate::phv::{mask, Val};
 use crate::program::{EvalCtx, Program};
 
@@ -151,4 +151,21 @@ pub(crate) extern "C" fn count(env: *mut Env, c: u32, lo: u64, hi: u64) {
         e.0 += 1;
         e.1 += pkt.len as u64;
     }
+}
+
+/// Calculation `calc` on the packet, through the interpreter.
+pub(crate) extern "C" fn calc(env: *mut Env, calc: u32) -> u64 {
+    // SAFETY: `env` is the running pipeline's.
+    let (p, st, pkt) = unsafe { parts(env) };
+    calculate(p, st, pkt, calc)
+}
+
+/// Bytes in variable-length field slot `slot`.
+pub(crate) extern "C" fn varbit_len(env: *mut Env, slot: u32) -> u64 {
+    // SAFETY: `env` is the running pipeline's.
+    let (_, _, pkt) = unsafe { parts(env) };
+    pkt.phv
+        .varbits
+        .get(slot as usize)
+        .map_or(0, |v| v.1.len() as u64)
 }

@@ -1,4 +1,5 @@
-//! The control pipelines compiled to native code when a program loads.
+//! The control pipelines (and the checksum controls) compiled to native
+//! code when a program loads.
 //!
 //! The interpreter (`exec::run_control`) pays for every node of the control
 //! graph and every primitive: a `match`, a closure call, bounds checks. The
@@ -44,6 +45,8 @@ self_cell::self_cell!(
 pub(crate) struct Jit {
     ingress: Option<PipelineFn>,
     egress: Option<PipelineFn>,
+    verify: Option<PipelineFn>,
+    update: Option<PipelineFn>,
     /// Expressions the code hands back to the evaluator; it holds their
     /// addresses, so they live (boxed, never moved) as long as the code.
     _fallbacks: codegen::Fallbacks,
@@ -60,6 +63,10 @@ unsafe impl Send for Jit {}
 pub(crate) enum Pipeline {
     Ingress,
     Egress,
+    /// `verify_checksum` (after the parser).
+    Verify,
+    /// `update_checksum` (before the deparser).
+    Update,
 }
 
 static LLVM_INIT: Once = Once::new();
@@ -75,14 +82,20 @@ impl Jit {
         });
         init?;
         let mut fallbacks = Vec::new();
-        let mut fns = (None, None);
+        let mut fns = [None; 4];
         let code = Code::try_new(Context::create(), |ctx| {
             let module = ctx.create_module("ratelab_pipeline");
             let mut g = codegen::Gen::new(ctx, &module, p, &mut fallbacks);
-            let names = (
+            let names = [
                 p.ingress.map(|n| g.pipeline("ingress", n)).transpose()?,
                 p.egress.map(|n| g.pipeline("egress", n)).transpose()?,
-            );
+                (p.checksums.iter().any(|c| c.verify))
+                    .then(|| g.checksums("verify", true))
+                    .transpose()?,
+                (p.checksums.iter().any(|c| c.update))
+                    .then(|| g.checksums("update", false))
+                    .transpose()?,
+            ];
             g.optimize();
             let ee = module
                 .create_jit_execution_engine(inkwell::OptimizationLevel::Default)
@@ -94,12 +107,17 @@ impl Jit {
                 // SAFETY: `name` was built with exactly this signature.
                 Ok(Some(unsafe { std::mem::transmute::<usize, PipelineFn>(a) }))
             };
-            fns = (address(names.0)?, address(names.1)?);
+            for (f, name) in fns.iter_mut().zip(names) {
+                *f = address(name)?;
+            }
             Ok::<_, String>(ee)
         })?;
+        let [ingress, egress, verify, update] = fns;
         Ok(Jit {
-            ingress: fns.0,
-            egress: fns.1,
+            ingress,
+            egress,
+            verify,
+            update,
             _fallbacks: fallbacks,
             _code: code,
         })
@@ -111,7 +129,10 @@ impl Jit {
         let f = match which {
             Pipeline::Ingress => self.ingress,
             Pipeline::Egress => self.egress,
+            Pipeline::Verify => self.verify,
+            Pipeline::Update => self.update,
         };
+        // None: the program has no such control, or no such checksum.
         let Some(f) = f else { return };
         pkt.flags.exit = false;
         let pkt: *mut Pkt = pkt;
@@ -142,5 +163,59 @@ pub(crate) fn node_code(n: Option<Node>) -> i64 {
         Some(Node::Table(t)) => t as i64,
         Some(Node::Cond(c)) => (1 << 32) | c as i64,
         Some(Node::Call(c)) => (2 << 32) | c as i64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{update_checksums, verify_checksums, Flags};
+    use crate::phv::Phv;
+    use crate::rng::Rng;
+
+    const BASIC: &str = include_str!("../../tests/fixtures/basic.json");
+
+    /// The compiled checksum controls against `exec`'s on random header
+    /// vectors, the IPv4 header valid or not. The conditions are removed, so
+    /// that the compiled sum must itself fall back when the header is
+    /// invalid (its fields then drop out of the input).
+    #[test]
+    fn checksums_match_the_interpreter_with_and_without_their_header() {
+        let mut json: serde_json::Value = serde_json::from_str(BASIC).unwrap();
+        for ck in json["checksums"].as_array_mut().unwrap() {
+            ck["if_cond"] = serde_json::Value::Null;
+        }
+        let p = crate::load::load(&json.to_string()).unwrap();
+        let jit = Jit::compile(&p).unwrap();
+        let mut rng = Rng::new(9);
+        let (mut invalid, mut bad) = (0, 0);
+        for _ in 0..2000 {
+            let mut phv = Phv::new(p.fields.len(), &p.valid_init, p.stacks.len(), p.n_varbits);
+            for (v, &m) in phv.vals.iter_mut().zip(&p.field_masks) {
+                *v = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) & m;
+            }
+            for v in phv.valid.iter_mut() {
+                *v = rng.next_u64() % 4 != 0;
+            }
+            let pkt = Pkt {
+                phv,
+                payload: vec![1, 2, 3],
+                len: 64,
+                flags: Flags::default(),
+            };
+            for which in [Pipeline::Verify, Pipeline::Update] {
+                let (mut want, mut got) = (pkt.clone(), pkt.clone());
+                let mut st = State::new(&p, 1);
+                match which {
+                    Pipeline::Verify => verify_checksums(&p, &mut st, &mut want),
+                    _ => update_checksums(&p, &mut st, &mut want),
+                }
+                jit.run(which, &p, &mut State::new(&p, 1), &mut got);
+                assert_eq!(got.phv.vals, want.phv.vals, "{which:?}");
+                bad += (want.phv.vals != pkt.phv.vals) as u32;
+            }
+            invalid += pkt.phv.valid.iter().any(|v| !v) as u32;
+        }
+        assert!(invalid > 500 && bad > 500, "{invalid} {bad}");
     }
 }

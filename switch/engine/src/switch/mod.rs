@@ -561,7 +561,10 @@ impl Switch {
         pkt.len = data.len();
         self.st.now_us = now;
         exec::parse(p, &mut self.st, &mut pkt, data);
-        exec::verify_checksums(p, &mut self.st, &mut pkt);
+        match &self.jit {
+            Some(j) => j.run(Pipeline::Verify, p, &mut self.st, &mut pkt),
+            None => exec::verify_checksums(p, &mut self.st, &mut pkt),
+        }
         pkt
     }
 
@@ -767,7 +770,10 @@ impl Switch {
             self.put_pkt(pkt);
             return;
         }
-        exec::update_checksums(p, &mut self.st, &mut pkt);
+        match &self.jit {
+            Some(j) => j.run(Pipeline::Update, p, &mut self.st, &mut pkt),
+            None => exec::update_checksums(p, &mut self.st, &mut pkt),
+        }
         let mut buf = self.spare_bufs.pop().unwrap_or_default();
         exec::deparse(p, &pkt, &mut buf);
         if let Some(fl) = pkt.flags.recirculate {
