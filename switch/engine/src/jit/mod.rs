@@ -195,7 +195,7 @@ mod tests {
                 *v = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) & m;
             }
             for v in phv.valid.iter_mut() {
-                *v = rng.next_u64() % 4 != 0;
+                *v = !rng.next_u64().is_multiple_of(4);
             }
             let pkt = Pkt {
                 phv,
