@@ -169,3 +169,16 @@ pub(crate) extern "C" fn varbit_len(env: *mut Env, slot: u32) -> u64 {
         .get(slot as usize)
         .map_or(0, |v| v.1.len() as u64)
 }
+
+/// Copies the bytes of variable-length field slot `slot` to `dst` (the
+/// deparser's output, with room reserved for them); returns their count.
+pub(crate) extern "C" fn varbit_copy(env: *mut Env, slot: u32, dst: *mut u8) -> u64 {
+    // SAFETY: `env` is the running pipeline's; `dst` has room for every
+    // variable-length field's bytes (`Jit::deparse` reserved them).
+    let (_, _, pkt) = unsafe { parts(env) };
+    let Some((_, bytes)) = pkt.phv.varbits.get(slot as usize) else {
+        return 0;
+    };
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
+    bytes.len() as u64
+}

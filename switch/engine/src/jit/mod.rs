@@ -32,6 +32,11 @@ use std::sync::Once;
 /// A compiled pipeline: field values, validity bytes, the callback context.
 type PipelineFn = unsafe extern "C" fn(vals: *mut u128, valid: *mut u8, env: *mut Env);
 
+/// The compiled deparser: writes the valid headers to `out`, returns their
+/// length in bytes.
+type DeparseFn =
+    unsafe extern "C" fn(vals: *mut u128, valid: *mut u8, env: *mut Env, out: *mut u8) -> u64;
+
 self_cell::self_cell!(
     /// The LLVM context and the execution engine that owns the code made in it.
     struct Code {
@@ -47,6 +52,10 @@ pub(crate) struct Jit {
     egress: Option<PipelineFn>,
     verify: Option<PipelineFn>,
     update: Option<PipelineFn>,
+    deparse: Option<DeparseFn>,
+    /// Bytes of every deparsed header's fixed part, plus the 8 the
+    /// deparser may write past the last one.
+    header_room: usize,
     /// Expressions the code hands back to the evaluator; it holds their
     /// addresses, so they live (boxed, never moved) as long as the code.
     _fallbacks: codegen::Fallbacks,
@@ -83,6 +92,7 @@ impl Jit {
         init?;
         let mut fallbacks = Vec::new();
         let mut fns = [None; 4];
+        let mut deparse = None;
         let code = Code::try_new(Context::create(), |ctx| {
             let module = ctx.create_module("ratelab_pipeline");
             let mut g = codegen::Gen::new(ctx, &module, p, &mut fallbacks);
@@ -96,6 +106,7 @@ impl Jit {
                     .then(|| g.checksums("update", false))
                     .transpose()?,
             ];
+            let deparser = g.deparser("deparse")?;
             g.optimize();
             let ee = module
                 .create_jit_execution_engine(inkwell::OptimizationLevel::Default)
@@ -110,14 +121,25 @@ impl Jit {
             for (f, name) in fns.iter_mut().zip(names) {
                 *f = address(name)?;
             }
+            if let Some(name) = deparser {
+                let a = ee.get_function_address(name).map_err(|e| e.to_string())?;
+                // SAFETY: `name` was built with exactly this signature.
+                deparse = Some(unsafe { std::mem::transmute::<usize, DeparseFn>(a) });
+            }
             Ok::<_, String>(ee)
         })?;
         let [ingress, egress, verify, update] = fns;
+        let header_room = 8
+            + (p.deparser.iter())
+                .map(|&h| p.headers[h as usize].bits as usize / 8)
+                .sum::<usize>();
         Ok(Jit {
             ingress,
             egress,
             verify,
             update,
+            deparse,
+            header_room,
             _fallbacks: fallbacks,
             _code: code,
         })
@@ -147,6 +169,34 @@ impl Jit {
             f(vals, valid, &mut env);
             (*pkt).flags.exit = false;
         }
+    }
+}
+
+impl Jit {
+    /// Deparses `pkt` into `out` as `exec::deparse` does; `false` (and
+    /// nothing written) when the program's deparser is not compiled.
+    pub fn deparse(&self, p: &Program, st: &mut State, pkt: &mut Pkt, out: &mut Vec<u8>) -> bool {
+        let Some(f) = self.deparse else {
+            return false;
+        };
+        let varbits: usize = pkt.phv.varbits.iter().map(|v| v.1.len()).sum();
+        let room = self.header_room + varbits;
+        out.clear();
+        out.reserve(room + pkt.payload.len());
+        let pkt: *mut Pkt = pkt;
+        // SAFETY: as in `run`; `out` has room for every header's fixed part,
+        // every variable-length field and the 8 bytes the last word may
+        // write past its end, and the code reports how many it wrote.
+        unsafe {
+            let vals = (*pkt).phv.vals.as_mut_ptr();
+            let valid = (*pkt).phv.valid.as_mut_ptr().cast::<u8>();
+            let mut env = Env { prog: p, st, pkt };
+            let n = f(vals, valid, &mut env, out.as_mut_ptr()) as usize;
+            debug_assert!(n + 8 <= room, "the deparser wrote past its room");
+            out.set_len(n);
+            out.extend_from_slice(&(*pkt).payload);
+        }
+        true
     }
 }
 

@@ -775,7 +775,13 @@ impl Switch {
             None => exec::update_checksums(p, &mut self.st, &mut pkt),
         }
         let mut buf = self.spare_bufs.pop().unwrap_or_default();
-        exec::deparse(p, &pkt, &mut buf);
+        let compiled = match &self.jit {
+            Some(j) => j.deparse(p, &mut self.st, &mut pkt, &mut buf),
+            None => false,
+        };
+        if !compiled {
+            exec::deparse(p, &pkt, &mut buf);
+        }
         if let Some(fl) = pkt.flags.recirculate {
             let keep = self.capture(&pkt, fl);
             let in_port = p.get_opt(&pkt.phv, p.sm.ingress_port) as u32;
