@@ -182,3 +182,16 @@ pub(crate) extern "C" fn varbit_copy(env: *mut Env, slot: u32, dst: *mut u8) -> 
     unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len()) };
     bytes.len() as u64
 }
+
+/// Sets variable-length field slot `slot` to the `n` bytes at `src` (the
+/// packet, at the parser's cursor).
+pub(crate) extern "C" fn varbit_set(env: *mut Env, slot: u32, src: *const u8, n: u64) {
+    // SAFETY: `env` is the running pipeline's; the code checked that the
+    // `n` bytes at `src` are inside the packet.
+    let (_, _, pkt) = unsafe { parts(env) };
+    if let Some(vb) = pkt.phv.varbits.get_mut(slot as usize) {
+        vb.0 = (n * 8) as u32;
+        vb.1.clear();
+        vb.1.extend_from_slice(unsafe { std::slice::from_raw_parts(src, n as usize) });
+    }
+}

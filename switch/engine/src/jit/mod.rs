@@ -32,6 +32,16 @@ use std::sync::Once;
 /// A compiled pipeline: field values, validity bytes, the callback context.
 type PipelineFn = unsafe extern "C" fn(vals: *mut u128, valid: *mut u8, env: *mut Env);
 
+/// The compiled parser: parses the `len` bytes at `data`, stores
+/// `parser_error`, returns the cursor in bits.
+type ParseFn = unsafe extern "C" fn(
+    vals: *mut u128,
+    valid: *mut u8,
+    env: *mut Env,
+    data: *const u8,
+    len: u64,
+) -> u64;
+
 /// The compiled deparser: writes the valid headers to `out`, returns their
 /// length in bytes.
 type DeparseFn =
@@ -52,6 +62,7 @@ pub(crate) struct Jit {
     egress: Option<PipelineFn>,
     verify: Option<PipelineFn>,
     update: Option<PipelineFn>,
+    parse: Option<ParseFn>,
     deparse: Option<DeparseFn>,
     /// Bytes of every deparsed header's fixed part, plus the 8 the
     /// deparser may write past the last one.
@@ -93,6 +104,7 @@ impl Jit {
         let mut fallbacks = Vec::new();
         let mut fns = [None; 4];
         let mut deparse = None;
+        let mut parse = None;
         let code = Code::try_new(Context::create(), |ctx| {
             let module = ctx.create_module("ratelab_pipeline");
             let mut g = codegen::Gen::new(ctx, &module, p, &mut fallbacks);
@@ -107,6 +119,7 @@ impl Jit {
                     .transpose()?,
             ];
             let deparser = g.deparser("deparse")?;
+            let parser = g.parser("parse")?;
             g.optimize();
             let ee = module
                 .create_jit_execution_engine(inkwell::OptimizationLevel::Default)
@@ -126,6 +139,11 @@ impl Jit {
                 // SAFETY: `name` was built with exactly this signature.
                 deparse = Some(unsafe { std::mem::transmute::<usize, DeparseFn>(a) });
             }
+            if let Some(name) = parser {
+                let a = ee.get_function_address(name).map_err(|e| e.to_string())?;
+                // SAFETY: `name` was built with exactly this signature.
+                parse = Some(unsafe { std::mem::transmute::<usize, ParseFn>(a) });
+            }
             Ok::<_, String>(ee)
         })?;
         let [ingress, egress, verify, update] = fns;
@@ -138,6 +156,7 @@ impl Jit {
             egress,
             verify,
             update,
+            parse,
             deparse,
             header_room,
             _fallbacks: fallbacks,
@@ -173,6 +192,41 @@ impl Jit {
 }
 
 impl Jit {
+    /// The parts of the pipeline that run as native code, in packet order.
+    pub fn stages(&self) -> Vec<&'static str> {
+        [
+            ("parser", self.parse.is_some()),
+            ("verify_checksum", self.verify.is_some()),
+            ("ingress", self.ingress.is_some()),
+            ("egress", self.egress.is_some()),
+            ("update_checksum", self.update.is_some()),
+            ("deparser", self.deparse.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect()
+    }
+
+    /// Parses `data` into `pkt` as `exec::parse` does; `false` (and
+    /// nothing done) when the program's parser is not compiled.
+    pub fn parse(&self, p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) -> bool {
+        let Some(f) = self.parse else {
+            return false;
+        };
+        let pkt: *mut Pkt = pkt;
+        // SAFETY: as in `run`; the code reads `data` only below its length.
+        unsafe {
+            let vals = (*pkt).phv.vals.as_mut_ptr();
+            let valid = (*pkt).phv.valid.as_mut_ptr().cast::<u8>();
+            let mut env = Env { prog: p, st, pkt };
+            let cur = f(vals, valid, &mut env, data.as_ptr(), data.len() as u64) as usize;
+            let start = (cur / 8).min(data.len());
+            (*pkt).payload.clear();
+            (*pkt).payload.extend_from_slice(&data[start..]);
+        }
+        true
+    }
+
     /// Deparses `pkt` into `out` as `exec::deparse` does; `false` (and
     /// nothing written) when the program's deparser is not compiled.
     pub fn deparse(&self, p: &Program, st: &mut State, pkt: &mut Pkt, out: &mut Vec<u8>) -> bool {

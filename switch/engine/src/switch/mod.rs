@@ -368,6 +368,17 @@ impl Switch {
         self.jit.is_some()
     }
 
+    /// The parts of the pipeline that run as native code, in packet order:
+    /// `parser`, `verify_checksum`, `ingress`, `egress`, `update_checksum`,
+    /// `deparser`. A part is missing when the program has none (no
+    /// checksums, say) or uses something only the interpreter runs (a
+    /// parser with header stacks, lookahead or value sets; a header whose
+    /// fields do not fall into whole bytes); it then runs interpreted, with
+    /// the same results. Empty when nothing is compiled.
+    pub fn compiled_stages(&self) -> Vec<&'static str> {
+        self.jit.as_ref().map_or_else(Vec::new, |j| j.stages())
+    }
+
     /// Why the controls are interpreted although compiling was asked for.
     pub fn compile_error(&self) -> Option<&str> {
         self.jit_error.as_deref()
@@ -560,7 +571,13 @@ impl Switch {
         }
         pkt.len = data.len();
         self.st.now_us = now;
-        exec::parse(p, &mut self.st, &mut pkt, data);
+        let compiled = match &self.jit {
+            Some(j) => j.parse(p, &mut self.st, &mut pkt, data),
+            None => false,
+        };
+        if !compiled {
+            exec::parse(p, &mut self.st, &mut pkt, data);
+        }
         match &self.jit {
             Some(j) => j.run(Pipeline::Verify, p, &mut self.st, &mut pkt),
             None => exec::verify_checksums(p, &mut self.st, &mut pkt),
