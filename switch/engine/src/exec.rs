@@ -133,7 +133,7 @@ pub(crate) struct Pkt {
     pub flags: Flags,
 }
 
-const MAX_PARSE_STATES: usize = 4096;
+pub(crate) const MAX_PARSE_STATES: usize = 4096;
 const MAX_ACTION_STEPS: usize = 100_000;
 
 /// Runs the parser on `data`; fills `pkt.phv` and `pkt.payload`, records

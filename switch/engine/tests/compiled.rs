@@ -204,9 +204,63 @@ fn every_feature_agrees() {
     assert!(frames > 1000, "{frames} frames");
 }
 
+/// The compilable parser program with its variable-length header emitted
+/// twice: the deparser must make room for its bytes twice.
+fn twice_deparsed_varbit_program() -> String {
+    let mut j: serde_json::Value = serde_json::from_str(&compilable_parser_program()).unwrap();
+    j["deparsers"][0]["order"] = json!(["out", "sel", "e1", "var", "var"]);
+    j.to_string()
+}
+
+#[test]
+fn a_variable_length_header_deparsed_twice() {
+    let mut pair = Pair::new(|| Switch::new(&twice_deparsed_varbit_program(), 3).unwrap());
+    assert!(pair.compiled.compiled_stages().contains(&"deparser"));
+    for n in 0..=8u8 {
+        // state vl: e1 = n, then var: k and n bytes, nothing after them.
+        let mut p = vec![7, n, 0xab];
+        p.extend((0..n).map(|i| 0xc0 | i));
+        pair.inject(0, &p, 0);
+    }
+    assert_eq!(pair.check(0, &[], &[]), 9);
+}
+
+/// A parser of more states than the interpreter runs for one packet (it
+/// stops with ParserInvalidArgument): left to the interpreter.
+#[test]
+fn a_parser_longer_than_the_state_limit_is_interpreted() {
+    let mut j: serde_json::Value = serde_json::from_str(&action_program(vec![])).unwrap();
+    let n = 4100;
+    let mut states: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            json!({"name": format!("s{i}"), "id": i, "parser_ops": [], "transition_key": [],
+                "transitions": [{"type": "default", "value": null, "mask": null,
+                                 "next_state": format!("s{}", i + 1)}]})
+        })
+        .collect();
+    states.push(json!({"name": format!("s{n}"), "id": n,
+        "parser_ops": [{"op": "extract", "parameters": [{"type": "regular", "value": "h"}]}],
+        "transition_key": [],
+        "transitions": [{"type": "default", "value": null, "mask": null, "next_state": null}]}));
+    j["parsers"][0]["parse_states"] = json!(states);
+    j["parsers"][0]["init_state"] = json!("s0");
+    let json = j.to_string();
+    let mut pair = Pair::new(|| Switch::new(&json, 1).unwrap());
+    assert!(!pair.compiled.compiled_stages().contains(&"parser"));
+    pair.inject(0, &h_bytes(1, 2, 3, 4, 5, 6, 7), 0);
+    let frames = pair.compiled.poll(0);
+    assert_eq!(frames, pair.reference.poll(0));
+    // The header was never extracted: the frame is the packet as it came.
+    assert_eq!(frames[0].data, h_bytes(1, 2, 3, 4, 5, 6, 7));
+}
+
 #[test]
 fn parser_programs_agree() {
-    for json in [parser_program(), compilable_parser_program()] {
+    for json in [
+        parser_program(),
+        compilable_parser_program(),
+        twice_deparsed_varbit_program(),
+    ] {
         let mut rng = Lcg(5);
         let mut pair = Pair::new(|| Switch::new(&json, 3).unwrap());
         for i in 0..3000 {

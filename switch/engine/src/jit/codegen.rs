@@ -1669,6 +1669,11 @@ fn parser_states(p: &Program) -> Option<Vec<u32>> {
             }
         }
     }
+    // The interpreter stops a packet after MAX_PARSE_STATES states; with no
+    // cycle, a parser of that many states never gets there.
+    if order.len() > crate::exec::MAX_PARSE_STATES {
+        return None;
+    }
     // A cycle: some state reaches itself.
     let reaches = |from: u32| -> bool {
         let mut seen = std::collections::HashSet::new();

@@ -27,6 +27,7 @@ use crate::program::{Node, Program};
 use helpers::Env;
 use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
+use inkwell::targets::{CodeModel, RelocMode, Target, TargetMachine};
 use std::sync::Once;
 
 /// A compiled pipeline: field values, validity bytes, the callback context.
@@ -67,6 +68,9 @@ pub(crate) struct Jit {
     /// Bytes of every deparsed header's fixed part, plus the 8 the
     /// deparser may write past the last one.
     header_room: usize,
+    /// The variable-length field slot of each deparser entry that has one
+    /// (an entry listed twice is written twice).
+    deparsed_varbits: Vec<u32>,
     /// Expressions the code hands back to the evaluator; it holds their
     /// addresses, so they live (boxed, never moved) as long as the code.
     _fallbacks: codegen::Fallbacks,
@@ -94,6 +98,10 @@ static LLVM_INIT: Once = Once::new();
 impl Jit {
     /// Compiles the program's controls, or says why it could not.
     pub fn compile(p: &Program) -> Result<Jit, String> {
+        if cfg!(target_endian = "big") {
+            // The code loads and stores packet words little-endian, then swaps.
+            return Err("native code is built for little-endian machines only".into());
+        }
         let mut init = Ok(());
         LLVM_INIT.call_once(|| {
             init = inkwell::targets::Target::initialize_native(
@@ -107,6 +115,22 @@ impl Jit {
         let mut parse = None;
         let code = Code::try_new(Context::create(), |ctx| {
             let module = ctx.create_module("ratelab_pipeline");
+            // The host's layout before the passes run (MCJIT would set it
+            // only when it takes the module).
+            let triple = TargetMachine::get_default_triple();
+            let machine = Target::from_triple(&triple)
+                .map_err(|e| e.to_string())?
+                .create_target_machine(
+                    &triple,
+                    "generic",
+                    "",
+                    inkwell::OptimizationLevel::Default,
+                    RelocMode::Default,
+                    CodeModel::JITDefault,
+                )
+                .ok_or("LLVM has no target machine for this host")?;
+            module.set_triple(&triple);
+            module.set_data_layout(&machine.get_target_data().get_data_layout());
             let mut g = codegen::Gen::new(ctx, &module, p, &mut fallbacks);
             let names = [
                 p.ingress.map(|n| g.pipeline("ingress", n)).transpose()?,
@@ -147,6 +171,9 @@ impl Jit {
             Ok::<_, String>(ee)
         })?;
         let [ingress, egress, verify, update] = fns;
+        let deparsed_varbits = (p.deparser.iter())
+            .filter_map(|&h| p.headers[h as usize].varbit.as_ref().map(|v| v.slot))
+            .collect();
         let header_room = 8
             + (p.deparser.iter())
                 .map(|&h| p.headers[h as usize].bits as usize / 8)
@@ -159,6 +186,7 @@ impl Jit {
             parse,
             deparse,
             header_room,
+            deparsed_varbits,
             _fallbacks: fallbacks,
             _code: code,
         })
@@ -233,13 +261,15 @@ impl Jit {
         let Some(f) = self.deparse else {
             return false;
         };
-        let varbits: usize = pkt.phv.varbits.iter().map(|v| v.1.len()).sum();
+        let varbits: usize = (self.deparsed_varbits.iter())
+            .map(|&slot| pkt.phv.varbits[slot as usize].1.len())
+            .sum();
         let room = self.header_room + varbits;
         out.clear();
         out.reserve(room + pkt.payload.len());
         let pkt: *mut Pkt = pkt;
-        // SAFETY: as in `run`; `out` has room for every header's fixed part,
-        // every variable-length field and the 8 bytes the last word may
+        // SAFETY: as in `run`; `out` has room for every deparser entry's
+        // fixed part and variable-length field, and the 8 bytes the last word may
         // write past its end, and the code reports how many it wrote.
         unsafe {
             let vals = (*pkt).phv.vals.as_mut_ptr();
