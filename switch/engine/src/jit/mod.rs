@@ -1,23 +1,28 @@
-//! The control pipelines (and the checksum controls) compiled to native
-//! code when a program loads.
+//! The pipeline compiled to native code when a program loads: parser,
+//! checksum controls, ingress and egress controls, deparser.
 //!
-//! The interpreter (`exec::run_control`) pays for every node of the control
-//! graph and every primitive: a `match`, a closure call, bounds checks. The
+//! The interpreter (`exec`) pays for every parser op, node of the control
+//! graph and primitive: a `match`, a closure call, bounds checks. The
 //! router runs about 30 nodes and 40 primitives a packet, most of them p4c's
-//! one-action tables and copies between temporaries. Here each pipeline
-//! becomes one function, built with LLVM: a conditional is a branch on its
+//! one-action tables and copies between temporaries. Here each part becomes
+//! one function, built with LLVM: a conditional is a branch on its
 //! expression, an action of a one-action table is its assignments with the
-//! action data as constants, and the next node is a jump.
+//! action data as constants, the next node is a jump, a header is extracted
+//! and emitted a word at a time.
 //!
 //! What the generated code does itself: expressions over fields, action
 //! data, constants and validity bits (everything but division, modulo and
 //! the rarer forms, which call back into the interpreter's evaluator),
-//! assignments to fields, `mark_to_drop`. Everything else calls back into
-//! the interpreter: table lookups and the actions they select, externs
-//! (registers, counters, meters, hashes), header operations, and actions
-//! with control flow (`exit`, `assert`). The interpreter stays the
-//! reference: `tests/compiled.rs` runs the same packets through both and
-//! compares every frame, counter and register.
+//! assignments, `mark_to_drop`, running the action a table selected, the
+//! IPv4-style `csum16`, and the parser and deparser when every header they
+//! touch is whole bytes. Everything else calls back into the interpreter:
+//! table lookups, externs (registers and counters through short callbacks;
+//! meters, hashes and the rest through the primitive's step), header
+//! operations, and actions with control flow (`exit`, `assert`); a parser or
+//! deparser the generator cannot handle completely is interpreted whole.
+//! The interpreter stays the reference: `tests/compiled.rs` runs the same
+//! packets through both and compares every frame, counter and register
+//! (engine README, "Native code").
 
 mod codegen;
 mod helpers;
