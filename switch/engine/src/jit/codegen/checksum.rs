@@ -98,14 +98,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 .map_err(err)?;
             self.b.position_at_end(look);
             let args = [fr.env.into(), self.i32(slot).into()];
-            let len = self
-                .b
-                .build_call(self.h_varbit_len, &args, "len")
-                .map_err(err)?
-                .try_as_basic_value()
-                .basic()
-                .ok_or("rl_varbit_len returns a value")?
-                .into_int_value();
+            let len = self.call_int(self.h_varbit_len, &args, "len")?;
             let empty = self
                 .b
                 .build_int_compare(IntPredicate::EQ, len, i64t.const_zero(), "empty")
@@ -162,13 +155,6 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
 
     fn calc_call(&self, fr: &Frame<'ctx>, calc: u32) -> Result<IntValue<'ctx>, String> {
         let args = [fr.env.into(), self.i32(calc).into()];
-        Ok(self
-            .b
-            .build_call(self.h_calc, &args, "calc")
-            .map_err(err)?
-            .try_as_basic_value()
-            .basic()
-            .ok_or("rl_calc returns a value")?
-            .into_int_value())
+        self.call_int(self.h_calc, &args, "calc")
     }
 }

@@ -67,14 +67,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             cast(fr.sel_data).map_err(err)?.into(),
             cast(fr.sel_len).map_err(err)?.into(),
         ];
-        let code = self
-            .b
-            .build_call(self.h_select, &args, "next")
-            .map_err(err)?
-            .try_as_basic_value()
-            .basic()
-            .ok_or("rl_select returns a value")?
-            .into_int_value();
+        let code = self.call_int(self.h_select, &args, "next")?;
         let a = self
             .b
             .build_load(fr.sel_action, "action")
@@ -144,25 +137,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             .build_conditional_branch(none, after, run)
             .map_err(err)?;
         self.b.position_at_end(run);
-        let exited = self
-            .b
-            .build_call(
-                self.h_action,
-                &[fr.env.into(), a.into(), self.i32(SELECTED).into()],
-                "exited",
-            )
-            .map_err(err)?
-            .try_as_basic_value()
-            .basic()
-            .ok_or("rl_action returns a value")?
-            .into_int_value();
-        let stop = self
-            .b
-            .build_int_compare(IntPredicate::NE, exited, self.i32(0), "stop")
-            .map_err(err)?;
-        self.b
-            .build_conditional_branch(stop, fr.end, after)
-            .map_err(err)?;
+        self.interpreted_action(fr, a, SELECTED, after)?;
         self.b.position_at_end(after);
         let i64t = self.ctx.i64_type();
         let cases: Vec<_> = table_successors(p, t)
@@ -175,6 +150,27 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             })
             .collect();
         self.b.build_switch(code, fr.end, &cases).map_err(err)?;
+        Ok(())
+    }
+
+    /// Runs action `a` (an `i32`) through the interpreter with the data of
+    /// `site`, then goes on to `then`, or to the end when it ran `exit`.
+    fn interpreted_action(
+        &self,
+        fr: &Frame<'ctx>,
+        a: IntValue<'ctx>,
+        site: u32,
+        then: BasicBlock<'ctx>,
+    ) -> Result<(), String> {
+        let args = [fr.env.into(), a.into(), self.i32(site).into()];
+        let exited = self.call_int(self.h_action, &args, "exited")?;
+        let stop = self
+            .b
+            .build_int_compare(IntPredicate::NE, exited, self.i32(0), "stop")
+            .map_err(err)?;
+        self.b
+            .build_conditional_branch(stop, fr.end, then)
+            .map_err(err)?;
         Ok(())
     }
 
@@ -192,27 +188,10 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
         let action = &p.actions[a as usize];
         if action.steps.is_none() {
             // Control flow (exit, assert, conditional primitives): the interpreter.
-            let exited = self
-                .b
-                .build_call(
-                    self.h_action,
-                    &[fr.env.into(), self.i32(a).into(), self.i32(site).into()],
-                    "exited",
-                )
-                .map_err(err)?
-                .try_as_basic_value()
-                .basic()
-                .ok_or("rl_action returns a value")?
-                .into_int_value();
-            let f = self.current_function()?;
-            let go_on = self.ctx.append_basic_block(f, "after_action");
-            let stop = self
-                .b
-                .build_int_compare(IntPredicate::NE, exited, self.i32(0), "stop")
-                .map_err(err)?;
-            self.b
-                .build_conditional_branch(stop, fr.end, go_on)
-                .map_err(err)?;
+            let go_on = self
+                .ctx
+                .append_basic_block(self.current_function()?, "after_action");
+            self.interpreted_action(fr, self.i32(a), site, go_on)?;
             self.b.position_at_end(go_on);
             return Ok(());
         }

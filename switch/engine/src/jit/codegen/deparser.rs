@@ -84,14 +84,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 // The word's bytes first, big-endian: shifted to the top, swapped.
                 let top = i64t.const_int(64 - 8 * w.bytes as u64, false);
                 let v = self.b.build_left_shift(v, top, "top").map_err(err)?;
-                let v = self
-                    .b
-                    .build_call(bswap, &[v.into()], "be")
-                    .map_err(err)?
-                    .try_as_basic_value()
-                    .basic()
-                    .ok_or("bswap returns a value")?
-                    .into_int_value();
+                let v = self.call_int(bswap, &[v.into()], "be")?;
                 // SAFETY (generated): the caller reserved room for every header.
                 let out = unsafe { self.b.build_in_bounds_gep(dst, &[at], "out") }.map_err(err)?;
                 let out = self.b.build_pointer_cast(out, i64p, "out64").map_err(err)?;
@@ -104,14 +97,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                 // SAFETY (generated): as above.
                 let out = unsafe { self.b.build_in_bounds_gep(dst, &[at], "out") }.map_err(err)?;
                 let args = [fr.env.into(), self.i32(vb.slot).into(), out.into()];
-                let n = self
-                    .b
-                    .build_call(self.h_varbit_copy, &args, "varbit")
-                    .map_err(err)?
-                    .try_as_basic_value()
-                    .basic()
-                    .ok_or("rl_varbit_copy returns a value")?
-                    .into_int_value();
+                let n = self.call_int(self.h_varbit_copy, &args, "varbit")?;
                 at = self.b.build_int_add(at, n, "at").map_err(err)?;
             }
             let emitted = self.b.get_insert_block().ok_or("no block")?;

@@ -27,7 +27,7 @@ use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::module::Module;
 use inkwell::types::IntType;
-use inkwell::values::{BasicValue, FunctionValue, IntValue, PointerValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use std::collections::HashMap;
 
@@ -362,6 +362,23 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
         }
     }
 
+    /// Calls `f` (a callback or an intrinsic that returns an integer) and
+    /// gives its value.
+    fn call_int(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &[BasicMetadataValueEnum<'ctx>],
+        name: &str,
+    ) -> Result<IntValue<'ctx>, String> {
+        self.b
+            .build_call(f, args, name)
+            .map_err(err)?
+            .try_as_basic_value()
+            .basic()
+            .map(|v| v.into_int_value())
+            .ok_or_else(|| format!("the call {name} returns no value"))
+    }
+
     /// The low and high 64 bits of `v`, to pass to a callback.
     fn halves(&self, v: IntValue<'ctx>) -> Result<(IntValue<'ctx>, IntValue<'ctx>), String> {
         let i64t = self.ctx.i64_type();
@@ -375,10 +392,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
     }
 
     /// The evaluator slot as a callback's out pointer.
-    fn slot_arg(
-        &self,
-        fr: &Frame<'ctx>,
-    ) -> Result<inkwell::values::BasicMetadataValueEnum<'ctx>, String> {
+    fn slot_arg(&self, fr: &Frame<'ctx>) -> Result<BasicMetadataValueEnum<'ctx>, String> {
         let i8p = self.ctx.i8_type().ptr_type(AddressSpace::default());
         Ok(self
             .b

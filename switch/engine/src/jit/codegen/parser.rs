@@ -359,14 +359,7 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             if let Some(i) = v.as_instruction_value() {
                 i.set_alignment(1).map_err(|e| e.to_string())?;
             }
-            let v = self
-                .b
-                .build_call(self.bswap()?, &[v.into()], "be")
-                .map_err(err)?
-                .try_as_basic_value()
-                .basic()
-                .ok_or("bswap returns a value")?
-                .into_int_value();
+            let v = self.call_int(self.bswap()?, &[v.into()], "be")?;
             return self
                 .b
                 .build_right_shift(
