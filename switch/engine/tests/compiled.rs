@@ -7,17 +7,6 @@ use common::*;
 use inline::*;
 use ratelab_engine::{MatchValue, Switch};
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-}
-
 /// A compiled switch and an interpreted one, driven identically.
 struct Pair {
     compiled: Switch,
@@ -395,7 +384,7 @@ fn operators_agree_on_edge_values() {
 }
 
 #[test]
-fn switching_back_and_forth_keeps_the_state() {
+fn reload_keeps_the_choice_of_compiled_or_interpreted() {
     let mut sw = features_switch();
     assert!(sw.compiled());
     assert!(!sw.set_compiled(false));

@@ -4,17 +4,6 @@ mod inline;
 use common::*;
 use ratelab_engine::{MatchValue, Switch};
 
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 11
-    }
-}
-
 #[test]
 fn truncations_and_random_bytes_never_panic() {
     let mut rng = Lcg(99);

@@ -178,3 +178,15 @@ pub fn basic_switch() -> Switch {
     .unwrap();
     sw
 }
+
+/// A small deterministic generator for random test inputs.
+pub struct Lcg(pub u64);
+impl Lcg {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 11
+    }
+}
