@@ -42,6 +42,21 @@ def fair_share(agg: PortAggregates, capacity: int, recip: tuple[int, ...], min_r
     return max(share, min_rate)
 
 
+def flow_share(
+    agg: PortAggregates, capacity: int, recip: tuple[int, ...], min_rate: int, own_rate: int
+) -> int:
+    """RBCC.md step 4 (Amendment 1): the share a flow recorded as limited at
+    `own_rate` would get if this port set its rate: its rate leaves the limited
+    sum and it joins the sharers. The fallback branch is the plain share's."""
+    rest = agg.sum_limited - own_rate
+    if capacity > rest:
+        k = max(1, agg.n - agg.n_limited + 1)
+        share = ((capacity - rest) * recip[k]) >> 32
+    else:
+        share = (capacity * recip[max(1, agg.n)]) >> 32
+    return max(share, min_rate)
+
+
 @dataclass
 class AbtSlot:
     src: int
@@ -62,7 +77,7 @@ class AbtOutcome(Enum):
 class RbccResult:
     header: RbccHeader  # as stamped
     outcome: AbtOutcome
-    share: int
+    share: int  # share_f: the share this packet was stamped with
 
 
 class Abt:
@@ -123,7 +138,7 @@ class Abt:
         if slot is not None and not held:
             if now_us - slot.last_seen_us <= self.idle_timeout_us:
                 count.abt_collisions += 1
-                return self._stamp(port, header, AbtOutcome.COLLISION)
+                return self._stamp(port, header, AbtOutcome.COLLISION, None)
             self._free(index, counters)
             slot = None
         if slot is None:
@@ -153,14 +168,21 @@ class Abt:
             self.slots[index] = AbtSlot(src, dst, port, header.current_rate, limited, now_us)
             outcome = AbtOutcome.UPDATE
 
-        # Step 4 (with the aggregates as this packet left them), then step 5.
-        result = self._stamp(port, header, outcome)
+        # Step 4 (with the aggregates and slot as this packet left them), then step 5.
+        result = self._stamp(port, header, outcome, self.slots[index])
         if header.flags & FLAG_FIN:
             self._free(index, counters)
         return result
 
-    def _stamp(self, port: int, header: RbccHeader, outcome: AbtOutcome) -> RbccResult:
-        share = self.share(port)
+    def _stamp(
+        self, port: int, header: RbccHeader, outcome: AbtOutcome, slot: AbtSlot | None
+    ) -> RbccResult:
+        if slot is not None and slot.limited:
+            share = flow_share(
+                self.aggregates[port], self.capacity[port], self.recip, self.min_rate, slot.rate
+            )
+        else:
+            share = self.share(port)
         if share < header.rate:
             header = replace(header, rate=share, bottle_node=self.router_id)
         return RbccResult(header, outcome, share)

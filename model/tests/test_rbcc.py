@@ -7,7 +7,15 @@ import random
 
 from ratelab_model.counters import PortCounters
 from ratelab_model.packet import FLAG_FIN, RATE_UNLIMITED, RbccHeader
-from ratelab_model.rbcc import Abt, AbtOutcome, PortAggregates, fair_share, reciprocals, slot_index
+from ratelab_model.rbcc import (
+    Abt,
+    AbtOutcome,
+    PortAggregates,
+    fair_share,
+    flow_share,
+    reciprocals,
+    slot_index,
+)
 
 ME, OTHER = 77, 88
 
@@ -80,11 +88,52 @@ def test_insert_hit_and_the_cache_miss_rules() -> None:
 
 def test_stamp_uses_the_share_after_this_packets_update_and_only_lowers() -> None:
     t = _Table(capacity=10_000)
-    result = t.send(1, _data(2000))
-    assert result.share == 8000  # this flow already counted as limited at 2000
+    t.send(1, _data(2000))  # limited at 2000
+    result = t.send(2, _data(0, rbn=ME))  # not limited: the plain share
+    assert result.share == 8000
     assert (result.header.rate, result.header.bottle_node) == (8000, ME)
-    kept = t.send(1, _data(2000, rate=8000))
+    kept = t.send(2, _data(0, rbn=ME, rate=8000))
     assert kept.header.rate == 8000 and kept.header.bottle_node == 0
+
+
+def test_limited_flow_is_offered_the_share_it_would_get_here() -> None:
+    """Amendment 1: a flow recorded as limited leaves the limited set and
+    joins the sharers when it is stamped."""
+    t = _Table(capacity=10_000)
+    lone = t.send(1, _data(2000))
+    assert lone.share == 10_000  # alone: the whole port, not capacity - 2000
+    assert lone.header.rate == 10_000 and lone.header.bottle_node == ME
+    t.send(2, _data(0, rbn=ME))
+    beside = t.send(1, _data(2000))
+    assert beside.outcome is AbtOutcome.HIT and beside.share == 5000  # 10000 / 2
+    kept = t.send(1, _data(2000, rate=4000))
+    assert kept.header.rate == 4000 and kept.header.bottle_node == 0
+
+
+def test_limited_flow_share_falls_back_to_capacity_over_n() -> None:
+    t = _Table(capacity=10_000)
+    t.send(1, _data(12_000))
+    small = t.send(2, _data(3000))  # the rest (12000) >= capacity: 10000 / 2
+    assert small.share == 5000
+    big = t.send(1, _data(12_000))  # the rest is 3000: (10000 - 3000) / 1
+    assert big.share == 7000
+
+
+def test_flow_share_is_the_floored_division_or_one_less() -> None:
+    recip = reciprocals(1024)
+    rng = random.Random(5)
+    for _ in range(2000):
+        capacity = rng.getrandbits(32)
+        n = rng.randrange(1, 1025)
+        n_limited = rng.randrange(1, n + 1)
+        own = rng.getrandbits(32)
+        sum_limited = own + rng.choice([0, rng.getrandbits(rng.randrange(1, 40))])
+        share = flow_share(PortAggregates(n, n_limited, sum_limited), capacity, recip, 0, own)
+        if capacity > sum_limited - own:
+            exact = (capacity - (sum_limited - own)) // (n - n_limited + 1)
+        else:
+            exact = capacity // n
+        assert exact - 1 <= share <= exact
 
 
 def test_collision_leaves_the_table_alone_until_the_occupant_is_stale() -> None:
@@ -103,11 +152,11 @@ def test_collision_leaves_the_table_alone_until_the_occupant_is_stale() -> None:
 
 def test_fin_removes_after_stamping() -> None:
     t = _Table()
-    t.send(1, _data(1000))
-    t.send(2, _data(3000))
-    result = t.send(1, _data(1000, flags=FLAG_FIN))
-    assert result.share == 6000  # both flows still counted when stamping
-    assert t.abt.aggregates[1] == PortAggregates(1, 1, 3000)
+    t.send(1, _data(0, rbn=ME))
+    t.send(2, _data(0, rbn=ME))
+    result = t.send(1, _data(0, rbn=ME, flags=FLAG_FIN))
+    assert result.share == 5000  # both flows still counted when stamping
+    assert t.abt.aggregates[1] == PortAggregates(1, 0, 0)
     assert t.counters[1].abt_removals == 1
     assert t.send(1, _data(1000)).outcome is AbtOutcome.UPDATE
     assert t.counters[1].abt_inserts == 3

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from ratelab_model.hosts import RateSender
+from ratelab_model.router import Router
+from ratelab_model.vectors.cases import (
+    WORKED_ALLOCATION,
+    worked_example_config,
+    worked_example_run,
+)
 from rbcc_network import FORWARD, Flow, chain_router, run_rounds
 
 
@@ -57,3 +63,36 @@ def test_flow_held_down_by_its_source_leaves_the_rest_to_the_others() -> None:
     fair = (capacity - 60_000) // (n - 1)  # 280000; the reciprocal floors may give 1 less
     for flow in flows[1:]:
         assert fair - 1 <= flow.echoed[-1] <= fair
+
+
+def test_lone_flow_limited_by_its_source_holds_its_rate() -> None:
+    """Amendment 1: a lone flow whose desired rate is below capacity but above
+    half of it once oscillated between its rate and capacity minus its rate
+    (1,000,000 <-> 187,500 B/s on a 10 Mbit/s port at 0.95)."""
+    sender = RateSender(initial_rate=1_000_000, desired_rate=1_000_000)
+    (flow,) = _one_bottleneck(1_187_500, [sender], rounds=20)
+    assert set(flow.echoed) == {1_000_000}
+    assert sender.return_bottle_node == 0
+
+
+def test_flow_limited_elsewhere_beside_flows_set_here_is_never_stamped() -> None:
+    capacity = 900_000
+    senders = [RateSender(initial_rate=5000) for _ in range(3)]
+    senders[0].desired_rate = 200_000  # below the fair share of 300000
+    flows = _one_bottleneck(capacity, senders, rounds=8)
+    assert set(flows[0].echoed) == {200_000}
+    for flow in flows[1:]:
+        assert set(flow.echoed[-4:]) == {350_000}
+
+
+def test_worked_example_vectors_settle_with_misses_only_while_settling() -> None:
+    """The closed loop behind the rbcc_worked_example_* vectors: the max-min
+    allocation, then only ABT hits at every router for the second half."""
+    seen, senders, _routers = worked_example_run()
+    assert {flow: s.rate for flow, s in senders.items()} == WORKED_ALLOCATION
+    assert {flow: s.return_rate for flow, s in senders.items()} == WORKED_ALLOCATION
+    for name, packets in seen.items():
+        router = Router(worked_example_config(name))
+        outcomes = [router.process_packet(p.port, p.frame, p.time_us).rbcc for p in packets]
+        assert set(outcomes[len(outcomes) // 2 :]) == {"hit"}, name
+        assert "update" in outcomes[: len(outcomes) // 2], name

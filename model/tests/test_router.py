@@ -60,7 +60,8 @@ def test_stamped_rate_written_back_into_the_frame() -> None:
     router = Router(topology(port(2, capacity=5000)))
     (out,) = router.process(1, _rbcc(1000), 0)
     header = RbccHeader.decode(out.frame[34:])
-    assert (header.rate, header.bottle_node) == (4000, ROUTER_ID)
+    # A lone flow limited at 1000 is offered the whole port (Amendment 1).
+    assert (header.rate, header.bottle_node) == (5000, ROUTER_ID)
 
 
 def test_misuse_is_refused() -> None:

@@ -2,7 +2,9 @@
  * steps 1-5 with the ABT as parallel register arrays. docs/ROUTER_MODEL.md
  * "RBCC" lists the decisions (eviction strictly after idle_timeout; the
  * stamp uses the aggregates after this packet's update; inserts count as
- * updates too; an eviction's removal is counted at the evicted flow's port). */
+ * updates too; an eviction's removal is counted at the evicted flow's port;
+ * a flow recorded as limited is stamped with the share it would get here,
+ * Amendment 1). */
 #ifndef RATELAB_RBCC_P4
 #define RATELAB_RBCC_P4
 
@@ -130,13 +132,19 @@ control Rbcc(inout headers_t hdr, inout metadata_t meta, in bit<32> p, in bit<48
             }
         }
 
-        /* Step 4: the fair share with the aggregates as this packet left them. */
+        /* Step 4 (RBCC.md, Amendment 1): the share this flow would get here.
+         * A flow whose slot holds limited = 1 leaves the limited set (its
+         * recorded rate out of the sum, itself among the sharers); any other
+         * packet gets the port's plain share. Either way one recip lookup. */
+        bool own = !collision && limited == 1;
+        bit<64> rest = own ? sum_limited - (bit<64>)recorded : sum_limited;
+        bit<32> sharers = own ? n - n_limited + 1 : n - n_limited;
         bit<64> capacity = (bit<64>)meta.port.rbcc_capacity;
-        bool room = capacity > sum_limited;
-        bit<32> k = room ? n - n_limited : n;
+        bool room = capacity > rest;
+        bit<32> k = room ? sharers : n;
         meta.recip_k = (k == 0) ? 32w1 : k;
         recip.apply();
-        bit<64> share64 = room ? ((capacity - sum_limited) * meta.recip) >> 32
+        bit<64> share64 = room ? ((capacity - rest) * meta.recip) >> 32
                                : (capacity * meta.recip) >> 32;
         bit<32> share = (bit<32>)share64;
         if (share < meta.min_rate) {

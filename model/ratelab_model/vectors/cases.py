@@ -461,6 +461,142 @@ def rbcc_closed_loop() -> VectorCase:
     )
 
 
+def rbcc_lone_limited() -> VectorCase:
+    """Amendment 1: a lone flow whose desired rate (1,000,000 B/s) is below the
+    port's capacity (1,187,500 B/s, 10 Mbit/s at 0.95) but above half of it.
+    Counted as limited at its own rate it once got capacity minus itself
+    (187,500) and oscillated; offered the share it would get here, it is never
+    stamped and its ABT entry settles to hits."""
+    config = topology(port(2, capacity=1_187_500))
+    router = Router(config)
+    sender = RateSender(initial_rate=1_000_000, desired_rate=1_000_000)
+    packets: list[InputFrame] = []
+    now = 0
+    for _round in range(8):
+        frame = rbcc_frame(H1, H2, sender.data_header())
+        packets.append(InputFrame(now, 1, frame))
+        (out,) = router.process(1, frame, now)
+        ack = rbcc_frame(H2, H1, ack_for(RbccHeader.decode(out.frame[ETH_HEADER_LEN + 20 :])))
+        now += 100
+        packets.append(InputFrame(now, 2, ack))
+        (back,) = router.process(2, ack, now)
+        sender.on_ack(RbccHeader.decode(back.frame[ETH_HEADER_LEN + 20 :]))
+        now += 100
+    if (sender.return_rate, sender.return_bottle_node) != (1_000_000, 0):
+        raise AssertionError(f"the lone flow did not hold its rate: {sender}")
+    return case(
+        "rbcc_lone_limited",
+        "Amendment 1: a lone flow limited by its source below capacity holds its rate "
+        "(closed loop; never stamped, no oscillation).",
+        "any",
+        config,
+        packets,
+    )
+
+
+def rbcc_limited_beside() -> VectorCase:
+    """Amendment 1 with flows set here: a limited flow is stamped with the share
+    it would get here (its own rate out of sum_limited, itself among the
+    sharers); flows set here and collisions get the port's plain share."""
+    other = ip_to_int("10.0.1.20")  # a third source behind port 1
+    packets = [
+        _rbcc(0, 1, H1, H2, data(2000, ROUTER_ID)),  # set here: share 10000
+        _rbcc(1, 3, H3, H2, data(2000, ROUTER_ID)),  # set here: 10000 / 2
+        _rbcc(2, 1, other, H2, data(1000, OTHER_ROUTER)),  # limited at 1000: 10000 / 3
+        _rbcc(3, 1, H1, H2, data(2000, ROUTER_ID)),  # plain share (10000 - 1000) / 2
+        _rbcc(4, 1, other, H2, data(1000, OTHER_ROUTER, rate=1000)),  # below 3333: kept
+        _rbcc(5, 1, other, H2, data(4000, OTHER_ROUTER)),  # recorded 4000: still 3333
+        _rbcc(6, 3, H3, H2, data(2000, ROUTER_ID)),  # plain share (10000 - 4000) / 2
+        _rbcc(7, 1, other, H2, data(4000, OTHER_ROUTER, rate=5000)),  # 5000 > 3333: stamped
+        _rbcc(8, 2, H2, H4, data(9000)),  # alone on port 4: the whole 8000
+        _rbcc(9, 1, H1, H4, data(3000)),  # the rest 9000 >= capacity 8000: 8000 / 2
+        _rbcc(10, 2, H2, H4, data(9000)),  # the rest 3000: (8000 - 3000) / 1
+        _rbcc(11, 3, H3, H4, data(500, ROUTER_ID)),  # plain: capacity <= 12000: 8000 / 3
+        _rbcc(12, 1, H1, H4, data(3000, flags=FLAG_FIN)),  # stamped as limited, then freed
+        _rbcc(13, 2, H2, H4, data(9000, rate=2000)),  # the rest 0: 8000 / 2, rate kept
+    ]
+    return case(
+        "rbcc_limited_beside",
+        "Amendment 1: flows limited elsewhere beside flows set here; the share a limited "
+        "flow would get here (both branches), the plain share for the others, FIN.",
+        "any",
+        topology(port(2, capacity=10_000), port(4, capacity=8000)),
+        packets,
+    )
+
+
+# The worked example of RBCC.md: three routers, each with host side port 1
+# and forward port 2 of the example's capacity; data goes in on port 1 and
+# out on port 2, ACKs back the other way. MIN_RATE is 1 B/s (the capacities
+# are below the default 1500).
+WORKED_CAPACITY = {"R1": 1000, "R2": 100, "R3": 1000}
+WORKED_PATHS = {"A": ("R1", "R2"), "B": ("R1",), "C": ("R1", "R3"), "D": ("R3",), "E": ("R2",)}
+WORKED_ALLOCATION = {"A": 50, "B": 475, "C": 475, "D": 525, "E": 50}
+WORKED_ROUNDS = 8
+
+
+def worked_example_config(name: str) -> RouterConfig:
+    router_id = ROUTER_ID + sorted(WORKED_CAPACITY).index(name)
+    return replace(
+        topology(port(2, capacity=WORKED_CAPACITY[name]), min_rate=1), router_id=router_id
+    )
+
+
+def worked_example_run(
+    rounds: int = WORKED_ROUNDS,
+) -> tuple[dict[str, list[InputFrame]], dict[str, RateSender], dict[str, Router]]:
+    """Every flow sends one data packet along its path per round, starting at
+    100 B/s, and its ACK comes back along the same routers. Returns what each
+    router saw, the senders and the routers."""
+    routers = {name: Router(worked_example_config(name)) for name in WORKED_CAPACITY}
+    seen: dict[str, list[InputFrame]] = {name: [] for name in WORKED_CAPACITY}
+    senders = {flow: RateSender(initial_rate=100) for flow in WORKED_PATHS}
+    now = 0
+
+    def hop(name: str, ingress: int, frame: bytes) -> bytes:
+        seen[name].append(InputFrame(now, ingress, frame))
+        (out,) = routers[name].process(ingress, frame, now)
+        return out.frame
+
+    for _round in range(rounds):
+        for number, (flow, path) in enumerate(WORKED_PATHS.items()):
+            src = ip_to_int("10.0.1.0") + 10 + number  # behind port 1
+            dst = ip_to_int("10.0.2.0") + 10 + number  # behind port 2
+            frame = rbcc_frame(src, dst, senders[flow].data_header())
+            for name in path:
+                frame = hop(name, 1, frame)
+            stamped = RbccHeader.decode(frame[ETH_HEADER_LEN + 20 :])
+            ack = rbcc_frame(dst, src, ack_for(stamped))
+            now += 10
+            for name in reversed(path):
+                ack = hop(name, 2, ack)
+            senders[flow].on_ack(RbccHeader.decode(ack[ETH_HEADER_LEN + 20 :]))
+            now += 10
+    return seen, senders, routers
+
+
+def rbcc_worked_example(name: str) -> Callable[[], VectorCase]:
+    def build() -> VectorCase:
+        seen, senders, routers = worked_example_run()
+        rates = {flow: sender.rate for flow, sender in senders.items()}
+        if rates != WORKED_ALLOCATION:
+            raise AssertionError(f"the worked example did not settle: {rates}")
+        if any(c.abt_collisions for c in routers[name].counters.values()):
+            raise AssertionError(f"{name}: flows collide in the ABT")
+        flows = ", ".join(f for f, path in WORKED_PATHS.items() if name in path)
+        return case(
+            f"rbcc_worked_example_{name.lower()}",
+            f"RBCC.md's worked example in closed loop, the packets router {name} "
+            f"(capacity {WORKED_CAPACITY[name]} B/s) sees: flows {flows} settle at "
+            "A = E = 50, B = C = 475, D = 525 B/s.",
+            "any",
+            worked_example_config(name),
+            seen[name],
+        )
+
+    return build
+
+
 def rbcc_queue_drops() -> VectorCase:
     frames = [
         rbcc_frame(H1, H2, data(1000)),
@@ -525,4 +661,9 @@ CASES: tuple[Callable[[], VectorCase], ...] = (
     rbcc_closed_loop,
     rbcc_queue_drops,
     rbcc_parse_variants,
+    rbcc_lone_limited,
+    rbcc_limited_beside,
+    rbcc_worked_example("R1"),
+    rbcc_worked_example("R2"),
+    rbcc_worked_example("R3"),
 )
