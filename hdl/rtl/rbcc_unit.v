@@ -5,8 +5,9 @@
 
 /*
  * RBCC unit: ABT (block RAM), per-port aggregates, reciprocal table, fair
- * share and rate stamp (RBCC.md "Per packet"), bit-exact with the reference
- * model (ratelab_model.rbcc)
+ * share and rate stamp (RBCC.md "Per packet", with Amendment 1: a flow
+ * recorded as limited is offered the share it would get here), bit-exact
+ * with the reference model (ratelab_model.rbcc)
  *
  * Fully pipelined: one admitted RBCC packet per cycle, result 6 cycles later
  * (m_valid). Stages: 0 CRC-32 slot index; 1 ABT read; 2 hit / update /
@@ -281,6 +282,8 @@ reg [31:0] cap_p;
 reg [N_WIDTH-1:0] k_count;
 reg [SLOT_WIDTH-1:0] k_addr;
 reg [31:0] diff;
+reg own;
+reg [63:0] rest;
 
 reg [PORTS-1:0] c_packets, c_hits, c_updates, c_inserts, c_collisions;
 reg [PORTS*2-1:0] c_removals;
@@ -386,10 +389,15 @@ always @* begin
         sum_next[i*64 +: 64] = sum_i;
     end
 
-    // fair-share operands
-    if ({32'd0, cap_p} > sum_p) begin
-        k_count = n_p - nl_p;
-        diff = cap_p - sum_p[31:0];
+    // fair-share operands (RBCC.md step 4, Amendment 1): a flow whose slot
+    // holds limited = 1 (not a collision; its recorded rate is current_rate
+    // on a hit and an update alike) leaves the limited set and joins the
+    // sharers; any other packet gets the port's plain share
+    own = !collision && limited;
+    rest = own ? sum_p - {32'd0, p2_cur_reg} : sum_p;
+    if ({32'd0, cap_p} > rest) begin
+        k_count = n_p - nl_p + {{N_WIDTH-1{1'b0}}, own};
+        diff = cap_p - rest[31:0];
     end else begin
         k_count = n_p;
         diff = cap_p;
