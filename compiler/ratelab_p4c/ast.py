@@ -395,10 +395,12 @@ class Statement(Annotated):
 
 @dataclass(kw_only=True, eq=False)
 class AssignmentStatement(Statement):
-    """`lhs = rhs;`"""
+    """`lhs = rhs;`, or `lhs op= rhs;` with compound = op and rhs the `lhs op rhs`
+    BinaryOp whose left operand is the very `lhs` node (evaluated once)."""
 
     lhs: Expression
     rhs: Expression
+    compound: str | None = None
 
 
 @dataclass(kw_only=True, eq=False)

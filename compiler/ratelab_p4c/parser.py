@@ -51,6 +51,9 @@ BINARY_PRECEDENCE = {
     "%": 11,
 }
 PREFIX_PRECEDENCE = 12
+# Binary operators that have a compound assignment form (`+=`; `>>=` is matched apart,
+# the lexer never makes `>>` one token).
+_COMPOUND_OPERATORS = frozenset(["*", "/", "%", "+", "-", "|+|", "|-|", "<<", "&", "^", "|"])
 
 # Tokens that may start an expression (used to decide whether `(T)` is a cast).
 _EXPR_START = frozenset(
@@ -1028,12 +1031,35 @@ class Parser:
             rhs = self.parse_expression()
             self.expect(";", "';'")
             return ast.AssignmentStatement(loc=t.loc, lhs=lhs, rhs=rhs)
+        op = self.compound_assignment_operator()
+        if op is not None:
+            # `lhs op= rhs` (P4_16 1.2.5) is `lhs = lhs op rhs` with `lhs` evaluated
+            # once: the same node is the left operand, and the back end lowers it once.
+            op_tok = self.tok
+            rhs = self.parse_expression()
+            self.expect(";", "';'")
+            value = ast.BinaryOp(loc=op_tok.loc, op=op, left=lhs, right=rhs)
+            return ast.AssignmentStatement(loc=t.loc, lhs=lhs, rhs=value, compound=op)
         if not isinstance(lhs, ast.MethodCallExpression):
             raise self.error(
                 f"syntax error: expected '=' or a call, found {self.describe(self.tok)}"
             )
         self.expect(";", "';'")
         return ast.MethodCallStatement(loc=t.loc, call=lhs)
+
+    def compound_assignment_operator(self) -> str | None:
+        """The operator of a compound assignment (`+=`, `>>=`, `|+|=`, ...) at the current
+        token, consumed with its `=`; None (nothing consumed) when there is none."""
+        t, nxt = self.tok, self.peek()
+        if t.kind == ">" and nxt.kind == ">=" and not nxt.spaced:
+            self.advance()
+            self.advance()
+            return ">>"
+        if t.kind in _COMPOUND_OPERATORS and nxt.kind == "=" and not nxt.spaced:
+            self.advance()
+            self.advance()
+            return t.kind
+        return None
 
     def parse_switch(self) -> ast.SwitchStatement:
         t = self.expect("switch")

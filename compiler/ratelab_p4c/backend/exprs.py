@@ -22,7 +22,6 @@ from .storage import (
     StructLoc,
     UnionLoc,
     is_signed,
-    leaf_fields,
     value_width,
 )
 
@@ -223,63 +222,78 @@ class ExprLowering:
         raise CompileError(f"unsupported operator {o}", e.loc)
 
     def _composite_eq(self, left: A.Expression, right: A.Expression) -> J.Node:
-        """Field-wise equality of headers / structs (headers: both invalid, or both valid
-        with equal fields), as p4c expands it."""
-        a = self._composite_leaves(left)
-        b = self._composite_leaves(right)
-        if len(a) != len(b):
-            raise CompileError("cannot compare values of different types", left.loc)
-        result: J.Node | None = None
-        for (x, xb), (y, yb) in zip(a, b, strict=True):
-            if xb != yb:
-                raise CompileError("cannot compare values of different types", left.loc)
-            term = J.op("==", J.b2d(x) if xb else x, J.b2d(y) if yb else y)
-            result = term if result is None else J.op("and", result, term)
-        return result if result is not None else J.boolean(True)
+        """Equality of headers, structs, unions, stacks and lists, expanded as p4c's
+        RemoveComplexComparisons does: two headers are equal when both are invalid, or
+        both valid with equal fields; the rest member by member."""
+        return self._eq(self._side(left), self._side(right), left)
 
-    def _composite_leaves(self, e: A.Expression) -> list[tuple[J.Node, bool]]:
+    def _side(self, e: A.Expression) -> Any:
+        """One operand of a comparison: a list/struct expression stays an expression
+        (compared element by element), a composite l-value becomes its storage."""
         if isinstance(e, A.ListExpression | A.StructExpression):
-            items = e.elements if isinstance(e, A.ListExpression) else [f.value for f in e.fields]
-            out: list[tuple[J.Node, bool]] = []
-            for x in items:
-                if _is_composite(x.type):
-                    out.extend(self._composite_leaves(x))
-                else:
-                    out.append(self._rv(x, width_hint(x)))
-            return out
-        return self._loc_leaves(self.lvalue(e))
+            return e
+        if _is_composite(e.type):
+            return self.lvalue(e)
+        return e
 
-    def _loc_leaves(self, loc: Loc) -> list[tuple[J.Node, bool]]:
-        if isinstance(loc, FieldLoc):
-            node = self.lw.field_node(loc)
-            if isinstance(T.strip_newtype(loc.type), T.BoolType):
-                return [(J.d2b(node), True)]
-            return [(node, False)]
-        if isinstance(loc, HeaderLoc):
-            valid = self.lw.valid_node(loc)
-            leaves = [(valid, True)]
-            for f in leaf_fields(loc):
-                # Fields only matter when valid: (valid ? field : 0).
-                fl = self._loc_leaves(f)[0]
-                node = J.b2d(fl[0]) if fl[1] else fl[0]
-                leaves.append((J.op("?", node, J.hexstr(0, 1), valid), False))
-            return leaves
-        if isinstance(loc, StructLoc):
-            out: list[tuple[J.Node, bool]] = []
-            for f in loc.fields.values():
-                out.extend(self._loc_leaves(f))
-            return out
-        if isinstance(loc, StackLoc):
-            out = []
-            for el in loc.elements:
-                out.extend(self._loc_leaves(el))
-            return out
-        if isinstance(loc, UnionLoc):
-            out = []
-            for m in loc.members.values():
-                out.extend(self._loc_leaves(m))
-            return out
-        raise CompileError("cannot compare these values")
+    def _eq(self, a: Any, b: Any, where: A.Expression) -> J.Node:
+        if _is_list(a) and not _is_list(b):
+            a, b = b, a  # the list on the right, as p4c does
+        if isinstance(a, HeaderLoc):
+            lvalid = self.lw.valid_node(a)
+            fields = lvalid
+            if isinstance(b, HeaderLoc):
+                rvalid = self.lw.valid_node(b)
+                fields = J.op("and", lvalid, rvalid)
+            for i, (name, f) in enumerate(a.fields.items()):
+                fields = J.op("and", fields, self._eq(f, _member(b, name, i, where), where))
+            if not isinstance(b, HeaderLoc):
+                return fields  # a list or struct expression is a valid header
+            both_invalid = J.op("and", J.op("not", None, lvalid), J.op("not", None, rvalid))
+            return J.op("or", both_invalid, fields)
+        if isinstance(a, StructLoc | UnionLoc):
+            members = a.fields if isinstance(a, StructLoc) else a.members
+            result: J.Node | None = None
+            for i, (name, f) in enumerate(members.items()):
+                term = self._eq(f, _member(b, name, i, where), where)
+                result = term if result is None else J.op("and", result, term)
+            return result if result is not None else J.boolean(True)
+        if isinstance(a, StackLoc):
+            if not isinstance(b, StackLoc) or len(b.elements) != len(a.elements):
+                raise CompileError("cannot compare values of different types", where.loc)
+            result = None
+            for x, y in zip(a.elements, b.elements, strict=True):
+                term = self._eq(x, y, where)
+                result = term if result is None else J.op("and", result, term)
+            return result if result is not None else J.boolean(True)
+        if _is_list(a):
+            assert _is_list(b)
+            xs, ys = _list_items(a), _list_items(b)
+            if len(xs) != len(ys):
+                raise CompileError("cannot compare values of different types", where.loc)
+            result = None
+            for x, y in zip(xs, ys, strict=True):
+                term = self._eq(self._side(x), self._side(y), where)
+                result = term if result is None else J.op("and", result, term)
+            return result if result is not None else J.boolean(True)
+        if isinstance(a, HeaderLoc | StructLoc | UnionLoc | StackLoc) or isinstance(
+            b, HeaderLoc | StructLoc | UnionLoc | StackLoc
+        ):
+            raise CompileError("cannot compare values of different types", where.loc)
+        x, xb = self._scalar(a)
+        y, yb = self._scalar(b, width_of(a))
+        if xb or yb:
+            return J.op("==", J.b2d(x) if xb else x, J.b2d(y) if yb else y)
+        return J.op("==", x, y)
+
+    def _scalar(self, v: Any, width: int | None = None) -> tuple[J.Node, bool]:
+        if isinstance(v, FieldLoc):
+            node = self.lw.field_node(v)
+            if isinstance(T.strip_newtype(v.type), T.BoolType):
+                return J.d2b(node), True
+            return node, False
+        assert isinstance(v, A.Expression)
+        return self._rv(v, width_hint(v) or width)
 
     def _cast(self, e: A.Cast) -> tuple[J.Node, bool]:
         dst = T.strip_newtype(e.type or T.VOID)
@@ -317,6 +331,9 @@ class ExprLowering:
                 raise CompileError(f"`{e.name}` cannot be used here on this target", e.loc)
             return b
         if isinstance(e, A.Member):
+            pre = self.scope.lookup_lvalue(e)
+            if pre is not None:
+                return pre
             base = self.binding_of(e.expr)
             return self.member_of(base, e)
         if isinstance(e, A.ArrayIndex):
@@ -365,6 +382,42 @@ class ExprLowering:
 
 
 # ---------------------------------------------------------------------- printing
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, A.ListExpression | A.StructExpression)
+
+
+def _list_items(v: A.Expression) -> list[A.Expression]:
+    if isinstance(v, A.ListExpression):
+        return list(v.elements)
+    assert isinstance(v, A.StructExpression)
+    return [f.value for f in v.fields]
+
+
+def _member(v: Any, name: str, index: int, where: A.Expression) -> Any:
+    """Member `name` (position `index`) of a comparison operand."""
+    if isinstance(v, HeaderLoc | StructLoc) and name in v.fields:
+        return v.fields[name]
+    if isinstance(v, UnionLoc) and name in v.members:
+        return v.members[name]
+    if isinstance(v, A.StructExpression):
+        for f in v.fields:
+            if f.name == name:
+                return f.value
+    if isinstance(v, A.ListExpression) and index < len(v.elements):
+        return v.elements[index]
+    raise CompileError("cannot compare values of different types", where.loc)
+
+
+def width_of(v: Any) -> int | None:
+    """The width of a scalar comparison operand (a field or an expression)."""
+    if isinstance(v, FieldLoc):
+        t = T.strip_newtype(v.type)
+        return None if isinstance(t, T.VarbitType | T.BoolType) else v.width
+    if isinstance(v, A.Expression):
+        return width_hint(v)
+    return None
 
 
 def _is_composite(t: T.Type | None) -> bool:

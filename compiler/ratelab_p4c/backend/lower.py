@@ -286,6 +286,8 @@ class Lowering:
         ex = ExprLowering(self, scope, sink)
         src = source_info(s.loc)
         if isinstance(s, A.AssignmentStatement):
+            if s.compound is not None:
+                scope = self.compound_scope(s.lhs, scope, sink)
             self.assign(s.lhs, s.rhs, scope, sink, src)
         elif isinstance(s, A.MethodCallStatement):
             self.call_stmt(s.call, scope, sink)
@@ -411,6 +413,23 @@ class Lowering:
             return
         dst = ex.lvalue(lhs)
         self.assign_to(dst, rhs, scope, sink, src)
+
+    def compound_scope(self, lhs: A.Expression, scope: Scope, sink: Sink) -> Scope:
+        """For `lhs op= rhs`: a scope in which the field `lhs` names (the base of a slice)
+        is lowered once, so an index with side effects runs once, not for the read and
+        again for the write."""
+        base = lhs.base if isinstance(lhs, A.Slice) else lhs
+        if not isinstance(base, A.Member):
+            return scope  # a local variable: nothing to evaluate
+        dst = ExprLowering(self, scope, sink).lvalue(base)
+        if not isinstance(dst, FieldLoc):
+            raise CompileError("compound assignment needs a scalar target", lhs.loc)
+        inner = scope.child()
+        node = self.field_node(dst)
+        is_bool = isinstance(T.strip_newtype(dst.type), T.BoolType)
+        inner.bind(base, ExprVal(J.d2b(node) if is_bool else node, dst.type, is_bool))
+        inner.bind_lvalue(base, dst)
+        return inner
 
     def assign_to(
         self, dst: Loc, rhs: A.Expression, scope: Scope, sink: Sink, src: J.Node | None = None

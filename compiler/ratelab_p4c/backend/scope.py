@@ -58,6 +58,8 @@ class Scope:
     # Bit slices passed as out/inout arguments of the call this scope belongs to:
     # (destination field, lo, hi, temporary) written back by Lowering.copy_back.
     copy_back: list[tuple[Any, int, int, Any]] = field(default_factory=list)
+    # L-value expressions already lowered (the target of a compound assignment).
+    lvalues: dict[A.Node, Any] = field(default_factory=dict)
 
     def lookup(self, decl: A.Node | None) -> Any:
         s: Scope | None = self
@@ -66,6 +68,17 @@ class Scope:
                 return s.vars[decl]
             s = s.parent
         return None
+
+    def lookup_lvalue(self, e: A.Node) -> Any:
+        s: Scope | None = self
+        while s is not None:
+            if e in s.lvalues:
+                return s.lvalues[e]
+            s = s.parent
+        return None
+
+    def bind_lvalue(self, e: A.Node, loc: Any) -> None:
+        self.lvalues[e] = loc
 
     def bind(self, decl: A.Node, value: Any) -> None:
         self.vars[decl] = value
