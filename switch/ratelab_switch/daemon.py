@@ -94,25 +94,32 @@ def _server_credentials(tls: TlsFiles) -> grpc.ServerCredentials:
     )
 
 
+def _load_program(opts: DaemonOptions, engine: EngineAdapter) -> None:
+    """The program given on the command line, if any, loaded before anything listens."""
+    if opts.json_path is None:
+        return
+    try:
+        with open(opts.json_path, "rb") as f:
+            program = f.read()
+    except OSError as e:
+        raise DaemonError(f"cannot read {opts.json_path!r}: {e.strerror}") from None
+    try:
+        engine.load_config(program)
+    except EngineError as e:
+        raise DaemonError(f"{opts.json_path}: {e.message}") from None
+
+
 def run(opts: DaemonOptions, engine: EngineAdapter, stop: threading.Event) -> None:
     """Serve until `stop` is set. Prints "Server listening on ADDR" once ready, as
-    simple_switch_grpc does (scripts wait for it)."""
-    if opts.json_path is not None:
-        try:
-            with open(opts.json_path, "rb") as f:
-                program = f.read()
-        except OSError as e:
-            raise DaemonError(f"cannot read {opts.json_path!r}: {e.strerror}") from None
-        try:
-            engine.load_config(program)
-        except EngineError as e:
-            raise DaemonError(f"{opts.json_path}: {e.message}") from None
+    simple_switch_grpc does (scripts wait for it).
+
+    Readiness: scripts (Mininet's P4 switches, p4c's test drivers) take a control
+    port that accepts connections to mean the switch forwards. So the program is
+    loaded and every port opened and fed by the packet thread first; only then do
+    the control servers bind their ports."""
+    _load_program(opts, engine)
     device = Device(engine, device_id=opts.device_id, cpu_port=opts.cpu_port)
     credentials = _server_credentials(opts.tls) if opts.tls is not None else None
-    try:
-        server = P4RuntimeServer(device, opts.grpc_server_addr, credentials=credentials)
-    except (OSError, RuntimeError) as e:
-        raise DaemonError(f"cannot listen on {opts.grpc_server_addr}: {e}") from None
     dataplane = engine if isinstance(engine, Dataplane) else None
     fatal: list[str] = []
 
@@ -120,13 +127,18 @@ def run(opts: DaemonOptions, engine: EngineAdapter, stop: threading.Event) -> No
         fatal.append(message)
         stop.set()
 
-    server.start()
+    server: P4RuntimeServer | None = None
     try:
         if dataplane is not None:
             try:
                 dataplane.start(device, on_fatal)
             except EngineError as e:
                 raise DaemonError(e.message) from None
+        try:
+            server = P4RuntimeServer(device, opts.grpc_server_addr, credentials=credentials)
+        except (OSError, RuntimeError) as e:
+            raise DaemonError(f"cannot listen on {opts.grpc_server_addr}: {e}") from None
+        server.start()
         host = opts.grpc_server_addr.rpartition(":")[0]
         print(f"Server listening on {host}:{server.port}", flush=True)
         log.info("device id %d, cpu port %s", opts.device_id, opts.cpu_port)
@@ -135,9 +147,10 @@ def run(opts: DaemonOptions, engine: EngineAdapter, stop: threading.Event) -> No
             raise DaemonError(fatal[0])
     finally:
         log.info("shutting down")
+        if server is not None:
+            server.stop(grace=0.5)
         if dataplane is not None:
             dataplane.stop()
-        server.stop(grace=0.5)
 
 
 def main(argv: list[str] | None = None, engine_factory: EngineFactory | None = None) -> int:
