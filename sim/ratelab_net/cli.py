@@ -1,7 +1,7 @@
 """`ratelab-net`: run a topology file in Mininet with ratelab routers (docs/NET.md).
 
     ratelab-net check TOPOLOGY                 validate it, print the routers' plans
-    ratelab-net run TOPOLOGY [--out DIR] [--target ratelab|bmv2] [--no-plots]
+    ratelab-net run TOPOLOGY [--out DIR] [--target ratelab|bmv2] [--allow-no-delay] [--no-plots]
     ratelab-net clean                          remove what a killed run left behind
 
 Exit status: 0 done, 1 a run-time failure, 2 bad input (one line on stderr).
@@ -14,7 +14,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +25,21 @@ from ratelab_ctl.connection import SwitchConnection, SwitchError
 from ratelab_ctl.controller import Controller
 from ratelab_ctl.counters import CounterSnapshot
 from ratelab_ctl.poller import BackgroundPoller, Poller, SeriesWriter
-from ratelab_ctl.schema import SchemaError
+from ratelab_p4info import SchemaError
 from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
 from ratelab_sim.signals import Terminated, terminate_as_exception
+from ratelab_sim.switch import SwitchError as SwitchProcessError
+from ratelab_sim.switch import switch_command
 
+from ratelab_net.delays import (
+    NetemProbeError,
+    NetemQdisc,
+    delayed_links,
+    ignored_note,
+    kernel_has_netem,
+    plan_netem,
+    refusal,
+)
 from ratelab_net.network import NetError, Network, import_mininet, link_delays
 from ratelab_net.results import balance, flow_result, render, summarize
 from ratelab_net.routers import RouterPlan, plan_routers
@@ -62,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
         choices=("ratelab", "bmv2"),
         default="ratelab",
         help="router switch: ratelab-switch (default) or simple_switch_grpc on PATH",
+    )
+    c.add_argument(
+        "--allow-no-delay",
+        action="store_true",
+        help="bmv2 target on a kernel without netem: run without the links' delays "
+        "(the report says so) instead of refusing",
     )
     c.add_argument("--p4c", help="compiler with p4c's command line (default ratelab-p4c)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -127,10 +146,55 @@ def _connect(address: str, stack: ExitStack) -> Controller:
     return Controller(conn)
 
 
+def _counter_reader(
+    target: str, router: str, ctl: Controller, net: Network, stack: ExitStack
+) -> Callable[[], CounterSnapshot]:
+    """The router's counters over P4Runtime; on BMv2, which serves no registers
+    there, with the queue gauges read over its Thrift port."""
+    if target != "bmv2":
+        return ctl.read_counters
+    from ratelab_net.thrift_gauges import ThriftRegisters, with_gauges
+
+    port = net.switches[router].thrift_port
+    assert port is not None  # SwitchProcess picks one for every bmv2 switch
+    registers = stack.enter_context(ThriftRegisters("127.0.0.1", port, router))
+    return with_gauges(ctl.read_counters, registers)
+
+
+@dataclass(frozen=True)
+class DelayPlan:
+    """How a run gets its link delays: the switch's own (`netem` empty), netem
+    qdiscs (BMv2 on a kernel with netem), or none (`note` says which are lost)."""
+
+    netem: list[NetemQdisc]
+    note: str | None = None
+
+
+def plan_delays(
+    target: str, topo: Topology, plans: list[RouterPlan], allow_no_delay: bool
+) -> DelayPlan:
+    """Raises UsageError where the delays would be lost and that was not allowed."""
+    delayed = delayed_links(topo)
+    if target != "bmv2" or not delayed:
+        return DelayPlan([])
+    try:
+        has_netem = kernel_has_netem()
+    except NetemProbeError as e:
+        raise UsageError(str(e)) from None
+    if has_netem:
+        return DelayPlan(plan_netem(topo, plans))
+    if not allow_no_delay:
+        raise UsageError(refusal(delayed))
+    return DelayPlan([], ignored_note(delayed))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     runs = _load(args)
     if os.geteuid() != 0:
         raise UsageError("needs root (Mininet)")
+    if args.target == "bmv2":
+        switch_command("bmv2")  # simple_switch_grpc on PATH, before anything starts
+    delays = [plan_delays(args.target, topo, plans, args.allow_no_delay) for _, topo, plans in runs]
     import_mininet()
     name = Path(args.topology).stem
     base = Path(args.out or ROOT / "build" / "net" / name).resolve()
@@ -139,13 +203,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("ratelab-p4c is not installed (make deps)")
     json_path, p4info = compile_router(p4c, base / "build", quiet=True)
     summaries = []
-    for variant, topo, plans in runs:
+    for (variant, topo, plans), delay_plan in zip(runs, delays, strict=True):
         out = base / variant if variant else base
         out.mkdir(parents=True, exist_ok=True)
         if variant:
             _say(f"== variant {variant} ==")
         title = f"{name}{' ' + variant if variant else ''}: queue, cwnd and RTT over time"
-        summaries.append((variant, _run_one(args, topo, plans, json_path, p4info, out, title)))
+        summaries.append(
+            (variant, _run_one(args, topo, plans, delay_plan, json_path, p4info, out, title))
+        )
     if len(summaries) > 1:
         print("\n== comparison ==")
         for variant, summary in summaries:
@@ -157,26 +223,29 @@ def _run_one(
     args: argparse.Namespace,
     topo: Topology,
     plans: list[RouterPlan],
+    delays: DelayPlan,
     json_path: Path,
     p4info: Path,
     out: Path,
     title: str,
 ) -> str:
-    if args.target == "bmv2" and any(link_delays(topo, p) for p in plans):
-        _say("warning: simple_switch_grpc emulates no link delay: delays are left out")
+    if delays.note:
+        _say(f"warning: {delays.note}")
 
     samples: dict[str, list[CounterSnapshot]] = {p.name: [] for p in plans}
     with terminate_as_exception(), ExitStack() as stack:
-        net = Network(topo, plans, json_path, out, target=args.target)
+        net = Network(topo, plans, json_path, out, target=args.target, netem=delays.netem)
         stack.callback(net.stop)
         _say(f"building {len(plans)} router(s) and {len(topo.hosts)} host(s) in Mininet")
         net.start()
-        controllers: dict[str, Controller] = {}
+        if delays.netem:
+            _say(f"link delays: {len(delays.netem)} netem qdisc(s)")
+        readers: dict[str, Callable[[], CounterSnapshot]] = {}
         for plan in plans:
             ctl = _connect(net.switches[plan.name].grpc_address, stack)
             ctl.push_pipeline(json_path, p4info)
             ctl.apply_config(plan.config)
-            controllers[plan.name] = ctl
+            readers[plan.name] = _counter_reader(args.target, plan.name, ctl, net, stack)
         _say("routers configured: " + ", ".join(p.name for p in plans))
 
         def popen(host: str, cmd: list[str]) -> subprocess.Popen[Any]:
@@ -190,14 +259,14 @@ def _run_one(
         traffic.start_receivers(receivers)
 
         before = net.interface_counters()
-        first = {n: c.read_counters() for n, c in controllers.items()}
+        first = {n: read() for n, read in readers.items()}
         switches_first = {n: sw.port_stats() for n, sw in net.switches.items()}
         pollers: list[BackgroundPoller] = []
         for plan in plans:
             writer = SeriesWriter.for_path(out / f"{plan.name}.csv")
             stack.callback(writer.close)
             poller = Poller(
-                controllers[plan.name].read_counters,
+                readers[plan.name],
                 writer,
                 topo.poll_interval_s,
                 on_sample=lambda snap, _prev, n=plan.name: samples[n].append(snap),
@@ -215,13 +284,13 @@ def _run_one(
         for plan in plans:
             if not net.switches[plan.name].alive():
                 raise NetError(f"router {plan.name} died:\n{net.switches[plan.name].log_tail()}")
-        final = {n: c.read_counters() for n, c in controllers.items()}
+        final = {n: read() for n, read in readers.items()}
         switches_final = {n: sw.port_stats() for n, sw in net.switches.items()}
         after = net.interface_counters()
 
     flows = [flow_result(f, out) for f in topo.flows]
     bal = balance(before, after, final, first, switches_final, switches_first)
-    print(render(topo, flows, samples, final, bal))
+    print(render(topo, flows, samples, final, bal, [delays.note] if delays.note else []))
     if not args.no_plots:
         from ratelab_net.plots import plot_run
 
@@ -244,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
-    except (BuildError, NetError, TrafficError, SwitchError, SchemaError) as e:
+    except (BuildError, NetError, TrafficError, SwitchError, SwitchProcessError, SchemaError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, Terminated) as e:

@@ -3,11 +3,14 @@
 OpenFlow controller.
 
 Link emulation (docs/NET.md): the direction leaving a router is the switch
-port's drain rate, queue limit, AQM and propagation delay. The direction
-leaving a host is shaped by a tbf qdisc on the host's interface (rate and a
-packet limit); this kernel has no netem, so a host adds no delay of its own and
-the delay of its direction is added to the router's direction toward it: the
-round trip is the topology's, the one-way delay toward the router is not.
+port's drain rate, queue limit and AQM. The direction leaving a host is shaped
+by a tbf qdisc on the host's interface (rate and a packet limit). Delays:
+ratelab-switch delays the direction leaving each router port itself
+(`--link-delay`); as a host has no netem on this kernel, the delay of its
+direction is added to the router's direction toward it: the round trip is the
+topology's, the one-way delay toward the router is not. BMv2 cannot delay:
+there every direction's delay is a netem qdisc (`Network.netem`, planned by
+delays.py), where the kernel has netem.
 """
 
 from __future__ import annotations
@@ -22,6 +25,13 @@ from ratelab_ctl import units
 from ratelab_ctl.switch_options import switch_options
 from ratelab_sim.switch import QueueSetting, SwitchError, SwitchProcess
 
+from ratelab_net.delays import (
+    HOST_TBF_HANDLE,
+    NetemQdisc,
+    bmv2_pps,
+    host_iface,
+    router_iface,
+)
 from ratelab_net.routers import RouterPlan, host_mac
 from ratelab_net.topology import Topology
 
@@ -92,6 +102,7 @@ class Network:
     json_path: Path
     log_dir: Path
     target: str = "ratelab"
+    netem: list[NetemQdisc] = field(default_factory=list)  # delays the switch cannot add
     net: Any = None
     switches: dict[str, SwitchProcess] = field(default_factory=dict)
     host_ifaces: dict[str, str] = field(default_factory=dict)
@@ -121,18 +132,30 @@ class Network:
             for p in plan.ports:
                 if p.peer in self.topo.hosts:
                     self.net.addLink(
-                        plan.name, p.peer, port1=p.port, port2=0, intfName2=f"{p.peer}-eth0"
+                        plan.name, p.peer, port1=p.port, port2=0, intfName2=host_iface(p.peer)
                     )
                 elif plan.name < p.peer:  # router-router links once, from the first name
                     self.net.addLink(plan.name, p.peer, port1=p.port, port2=p.peer_port)
         self.net.build()
         for host in self.topo.hosts:
             self._configure_host(host)
+        for qdisc in self.netem:  # after the hosts' tbf: a host's netem hangs below it
+            self._add_netem(qdisc)
         for plan in self.plans:
             self._start_router(plan)
 
+    def _add_netem(self, qdisc: NetemQdisc) -> None:
+        cmd = qdisc.command()
+        if qdisc.host is None:
+            _root(cmd)
+            return
+        out = self.net.get(qdisc.host).cmd(cmd + " 2>&1; echo rc=$?").strip()
+        if not out.endswith("rc=0"):
+            said = out.rsplit("rc=", 1)[0].strip()
+            raise NetError(f"host {qdisc.host}: `{cmd}` failed: {said}")
+
     def _check_leftovers(self) -> None:
-        names = [f"{p.name}-eth{q.port}" for p in self.plans for q in p.ports]
+        names = [router_iface(p.name, q.port) for p in self.plans for q in p.ports]
         shown = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True)
         taken = [n for n in names if f" {n}:" in shown.stdout or f" {n}@" in shown.stdout]
         if taken:
@@ -143,7 +166,7 @@ class Network:
 
     def _configure_host(self, name: str) -> None:
         host = self.net.get(name)
-        iface = f"{name}-eth0"
+        iface = host_iface(name)
         self.host_ifaces[name] = iface
         address, gateway = self.topo.host_address(name)
         _, router = self.topo.host_link(name)
@@ -163,19 +186,20 @@ class Network:
             burst = max(2 * MTU_FRAME, shaping.rate_bps // 8 // 250)  # one 4 ms tick of data
             limit = shaping.limit_packets * MTU_FRAME
             commands.append(
-                f"tc qdisc replace dev {iface} root tbf rate {shaping.rate_bps}bit "
+                f"tc qdisc replace dev {iface} root handle {HOST_TBF_HANDLE} tbf "
+                f"rate {shaping.rate_bps}bit "
                 f"burst {burst} limit {limit}"
             )
         for cmd in commands:
             out = host.cmd(cmd + " >/dev/null 2>&1; echo rc=$?").strip()
             if not out.endswith("rc=0"):
                 raise NetError(f"host {name}: `{cmd}` failed")
-        router_iface = f"{router}-eth{port.port}"
-        _root(f"ethtool -K {router_iface} rx off tx off sg off tso off gso off gro off")
-        _root(f"sysctl -qw net.ipv6.conf.{router_iface}.disable_ipv6=1", check=False)
+        peer_iface = router_iface(router, port.port)
+        _root(f"ethtool -K {peer_iface} rx off tx off sg off tso off gso off gro off")
+        _root(f"sysctl -qw net.ipv6.conf.{peer_iface}.disable_ipv6=1", check=False)
 
     def _start_router(self, plan: RouterPlan) -> None:
-        ifaces = {p.port: f"{plan.name}-eth{p.port}" for p in plan.ports}
+        ifaces = {p.port: router_iface(plan.name, p.port) for p in plan.ports}
         for p in plan.ports:
             if p.peer not in self.topo.hosts:
                 _root(f"ethtool -K {ifaces[p.port]} rx off tx off sg off tso off gso off gro off")
@@ -187,7 +211,7 @@ class Network:
         queues = [
             QueueSetting(
                 p.port,
-                pps=max(1, p.rate_bps // (8 * 1500)) if p.rate_bps else None,
+                pps=bmv2_pps(p.rate_bps),
                 depth=max(64, 2 * p.queue_limit),
             )
             for p in plan.config.router.ports

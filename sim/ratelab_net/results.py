@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,8 +175,12 @@ def render(
     samples: dict[str, list[CounterSnapshot]],
     final: dict[str, CounterSnapshot],
     bal: Balance,
+    notes: Sequence[str] = (),
 ) -> str:
-    lines = [f"== ratelab-net: {topo.filename}, {topo.duration_s:g} s ==", ""]
+    """The report; `notes` (what the run could not emulate) go right below the title."""
+    lines = [f"== ratelab-net: {topo.filename}, {topo.duration_s:g} s =="]
+    lines += [f"note: {n}" for n in notes]
+    lines.append("")
     lines.append(
         f"{'flow':<10} {'kind':<11} {'route':<18} {'goodput':>13} {'rtt min/mean/max':>22} "
         f"{'retx':>5}  notes"

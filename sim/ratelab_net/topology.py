@@ -386,6 +386,7 @@ def _read(root: yaml.Node, filename: str) -> Topology:
             raise _err(
                 host_nodes[host], "hosts", f"host {host!r} needs exactly one link, has {len(mine)}"
             )
+        _check_host_direction(host, mine[0], links.index(mine[0]))
     for router in routers:
         ports = [lk for lk in links if router in (lk.a, lk.b)]
         if len(ports) > MAX_ROUTER_PORTS:
@@ -398,6 +399,22 @@ def _read(root: yaml.Node, filename: str) -> Topology:
         flows.append(_flow(r, item, f"flows[{i}]", hosts, duration, {f.name for f in flows}))
 
     return Topology(filename, duration, poll, routers, hosts, links, flows, root, host_nodes)
+
+
+def _check_host_direction(host: str, link: Link, index: int) -> None:
+    """The rate and delay of the direction leaving a host (no router's configuration
+    checks them: the host's own qdiscs use them)."""
+    out = link.forward if link.a == host else link.reverse
+    peer = link.b if link.a == host else link.a
+    for key, parse in (("rate", units.parse_rate), ("delay", units.parse_delay_us)):
+        node = out.nodes.get(key)
+        if node is None:
+            continue
+        path = f"links[{index}] ({host} -> {peer}).{key}"
+        try:
+            parse(str(node.value))
+        except ValueError as e:
+            raise _err(node, path, str(e)) from None
 
 
 def _key_node(mapping: yaml.Node, key: str) -> yaml.Node:
