@@ -5,13 +5,14 @@ docs/CONTROLLER.md is the user's reference; docs/ROUTER_MODEL.md the contract
 with the P4 program (which tables, counters and registers hold what).
 """
 
+from ratelab_p4info import Schema, SchemaError
+
 from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config, parse_config
 from ratelab_ctl.connection import SwitchConnection, SwitchError, WriteError
 from ratelab_ctl.controller import Controller, check_program
 from ratelab_ctl.counters import CounterSnapshot
 from ratelab_ctl.diff import Change, diff_configs, diff_entries
 from ratelab_ctl.edit import with_aqm, with_route, with_utilisation
-from ratelab_ctl.schema import P4Schema, SchemaError
 
 __all__ = [
     "Change",
@@ -19,7 +20,7 @@ __all__ = [
     "Controller",
     "ControllerConfig",
     "CounterSnapshot",
-    "P4Schema",
+    "Schema",
     "SchemaError",
     "SwitchConnection",
     "SwitchError",

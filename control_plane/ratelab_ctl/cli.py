@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ratelab_model.p4_entries import all_entries
+from ratelab_p4info import Schema, SchemaError, load_p4info
 
 from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config
 from ratelab_ctl.connection import SwitchConnection, SwitchError
@@ -35,7 +36,6 @@ from ratelab_ctl.diff import Change, initial_changes, seed_notes, summarize
 from ratelab_ctl.entities import describe, format_action
 from ratelab_ctl.hdl_driver import CoreParams, core_writes, register_name
 from ratelab_ctl.poller import Poller, SeriesWriter, summary_line
-from ratelab_ctl.schema import P4Schema, SchemaError, load_p4info
 from ratelab_ctl.switch_options import switch_options
 
 PROG = "ratelab-ctl"
@@ -186,7 +186,7 @@ def _ports_arg(text: str | None) -> list[int] | None:
     return ports
 
 
-def _print_changes(schema: P4Schema, changes: Sequence[Change]) -> None:
+def _print_changes(schema: Schema, changes: Sequence[Change]) -> None:
     for c in changes:
         if c.entry.table.endswith(("red_decay", "recip")):
             continue  # summarised below: there can be thousands
@@ -208,7 +208,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.set)
     entries = all_entries(cfg.router)
     if args.p4info:
-        schema = P4Schema.load(args.p4info)
+        schema = Schema.load(args.p4info)
         check_program(cfg, schema)
         build_updates(schema, initial_changes(entries))
     r = cfg.router
@@ -223,7 +223,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_push(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     p4info = load_p4info(args.p4info)
-    schema = P4Schema(p4info)
+    schema = Schema(p4info)
     check_program(cfg, schema)
     changes = initial_changes(all_entries(cfg.router))
     build_updates(schema, changes)  # every entity encodes before anything is sent

@@ -15,6 +15,7 @@ from pathlib import Path
 from finsy.proto.p4.config.v1 import p4info_pb2
 from finsy.proto.p4.v1 import p4runtime_pb2
 from ratelab_model.p4_entries import TableEntry, all_entries, port_entries
+from ratelab_p4info import Schema, SchemaError, load_p4info
 
 from ratelab_ctl import counters as counters_mod
 from ratelab_ctl.configfile import ConfigError, ControllerConfig
@@ -32,7 +33,6 @@ from ratelab_ctl.entities import (
     table_read_entity,
     update_pb,
 )
-from ratelab_ctl.schema import P4Schema, SchemaError, load_p4info
 
 # The tables a configuration fills (docs/ROUTER_MODEL.md), keyless one first.
 ROUTER_TABLE = "RouterIngress.router_config"
@@ -45,16 +45,17 @@ CONFIG_TABLES = (ROUTER_TABLE, LPM_TABLE, PORT_TABLE, DECAY_TABLE, RECIP_TABLE)
 _KIND = {"insert": INSERT, "modify": MODIFY, "delete": DELETE}
 
 
-def check_program(cfg: ControllerConfig, schema: P4Schema) -> None:
+def check_program(cfg: ControllerConfig, schema: Schema) -> None:
     """Does the configuration fit the compiled program? Raises ConfigError (with
     the file position of the offending setting)."""
     try:
-        recip = schema.table(RECIP_TABLE)
-        ports = schema.table(PORT_TABLE)
-        lpm = schema.table(LPM_TABLE)
-        decay = schema.table(DECAY_TABLE)
-        schema.table(ROUTER_TABLE)
-        max_ports = min(ports.size, schema.counter("RouterEgress.port_out").size)
+        recip = schema.tables[RECIP_TABLE]
+        ports = schema.tables[PORT_TABLE]
+        lpm = schema.tables[LPM_TABLE]
+        decay = schema.tables[DECAY_TABLE]
+        if ROUTER_TABLE not in schema.tables:
+            raise SchemaError(f"the P4Info has no table named {ROUTER_TABLE!r}")
+        max_ports = min(ports.size, schema.counters["RouterEgress.port_out"].size)
     except SchemaError as e:
         raise ConfigError(cfg.locate(""), "", f"the P4Info is not router.p4's: {e}") from None
     r = cfg.router
@@ -83,7 +84,7 @@ def check_program(cfg: ControllerConfig, schema: P4Schema) -> None:
 
 
 def build_updates(
-    schema: P4Schema, changes: Sequence[Change]
+    schema: Schema, changes: Sequence[Change]
 ) -> list[tuple[list[p4runtime_pb2.Update], list[str]]]:
     """Encode every change, grouped by kind (deletes, modifies, inserts) so that
     each group can be sent after the previous one completed."""
@@ -105,7 +106,7 @@ class Controller:
     def __init__(
         self,
         conn: SwitchConnection,
-        schema: P4Schema | None = None,
+        schema: Schema | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.conn = conn
@@ -114,10 +115,10 @@ class Controller:
         self._gauges: bool | None = None  # None: not tried yet
 
     @property
-    def schema(self) -> P4Schema:
+    def schema(self) -> Schema:
         """The P4Info given, else the one the switch runs."""
         if self._schema is None:
-            self._schema = P4Schema(self.conn.get_p4info())
+            self._schema = Schema(self.conn.get_p4info())
         return self._schema
 
     # -- pipeline -------------------------------------------------------------------
@@ -135,7 +136,7 @@ class Controller:
             except OSError as e:
                 raise SchemaError(f"{device_config}: cannot read: {e.strerror}") from None
         self.conn.set_pipeline(p4info, device_config)
-        self._schema = P4Schema(p4info)
+        self._schema = Schema(p4info)
         self._gauges = None
         self.log(f"pipeline pushed to {self.conn.address} ({len(device_config)} bytes)")
 
@@ -167,11 +168,11 @@ class Controller:
         """What the switch holds in the configuration tables, in the model's form.
         The router_config default is included when the switch can read it back."""
         schema = self.schema
-        ids = [schema.table(t).id for t in CONFIG_TABLES if t != ROUTER_TABLE]
+        ids = [schema.tables[t].id for t in CONFIG_TABLES if t != ROUTER_TABLE]
         entities = self.conn.read([table_read_entity(i) for i in ids])
         out = [self._decode(e.table_entry) for e in entities if e.HasField("table_entry")]
         try:
-            default = self.conn.read([table_read_entity(schema.table(ROUTER_TABLE).id, True)])
+            default = self.conn.read([table_read_entity(schema.tables[ROUTER_TABLE].id, True)])
         except SwitchError:
             default = []  # a target that cannot read default entries: always rewrite it
         out[:0] = [self._decode(e.table_entry) for e in default if e.HasField("table_entry")]
@@ -202,13 +203,13 @@ class Controller:
 
     def configured_ports(self) -> list[int]:
         """Ports with a port_config entry on the switch."""
-        table = self.schema.table(PORT_TABLE)
+        table = self.schema.tables[PORT_TABLE]
         entities = self.conn.read([table_read_entity(table.id)])
         ports = {self._decode(e.table_entry).key[0] for e in entities}
         return sorted(int(p) for p in ports if isinstance(p, int))
 
     def routes_installed(self) -> list[TableEntry]:
-        table = self.schema.table(LPM_TABLE)
+        table = self.schema.tables[LPM_TABLE]
         entities = self.conn.read([table_read_entity(table.id)])
         return [self._decode(e.table_entry) for e in entities]
 

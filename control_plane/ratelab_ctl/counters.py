@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from finsy.proto.p4.v1 import p4runtime_pb2
 from ratelab_model.counters import COUNTER_NAMES, PortCounters
+from ratelab_p4info import Schema
 
 from ratelab_ctl.entities import decode_uint
-from ratelab_ctl.schema import P4Schema
 
 # model counter name -> (P4 counter, which of its two values)
 COUNTER_OBJECTS: dict[str, tuple[str, str]] = {
@@ -51,17 +51,17 @@ class CounterSnapshot:
     gauges: bool  # last_q / last_avg were read (False: the target serves no registers)
 
 
-def counter_ids(schema: P4Schema) -> list[int]:
+def counter_ids(schema: Schema) -> list[int]:
     """The P4 counters a snapshot reads, each once."""
-    return list(dict.fromkeys(schema.counter(c).id for c, _ in COUNTER_OBJECTS.values()))
+    return list(dict.fromkeys(schema.counters[c].id for c, _ in COUNTER_OBJECTS.values()))
 
 
-def gauge_ids(schema: P4Schema) -> list[int]:
-    return [schema.register(r).id for r in GAUGE_REGISTERS.values()]
+def gauge_ids(schema: Schema) -> list[int]:
+    return [schema.registers[r].id for r in GAUGE_REGISTERS.values()]
 
 
 def decode(
-    schema: P4Schema,
+    schema: Schema,
     ports: Iterable[int],
     counters: Iterable[p4runtime_pb2.CounterEntry],
     registers: Iterable[p4runtime_pb2.RegisterEntry] | None,
@@ -70,7 +70,7 @@ def decode(
     out = {p: PortCounters() for p in sorted(ports)}
     by_object: dict[int, list[tuple[str, str]]] = {}
     for name, (obj, which) in COUNTER_OBJECTS.items():
-        by_object.setdefault(schema.counter(obj).id, []).append((name, which))
+        by_object.setdefault(schema.counters[obj].id, []).append((name, which))
     for ce in counters:
         pc = out.get(ce.index.index)
         if pc is None:
@@ -79,7 +79,7 @@ def decode(
             value = ce.data.packet_count if which == "packets" else ce.data.byte_count
             setattr(pc, name, value)
     if registers is not None:
-        gauges = {schema.register(r).id: name for name, r in GAUGE_REGISTERS.items()}
+        gauges = {schema.registers[r].id: name for name, r in GAUGE_REGISTERS.items()}
         for re_ in registers:
             pc = out.get(re_.index.index)
             name = gauges.get(re_.register_id)

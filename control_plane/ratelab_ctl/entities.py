@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from finsy.proto.p4.v1 import p4runtime_pb2
 from ratelab_model.p4_entries import TableEntry
+from ratelab_p4info import MatchKind, Schema, SchemaError
 
-from ratelab_ctl.schema import P4Schema, SchemaError
 from ratelab_ctl.units import format_ipv4, format_mac
 
 INSERT = p4runtime_pb2.Update.INSERT
@@ -47,12 +47,12 @@ def describe(entry: TableEntry) -> str:
     return f"{entry.table} {', '.join(parts)}"
 
 
-def format_action(schema: P4Schema, entry: TableEntry) -> str:
+def format_action(schema: Schema, entry: TableEntry) -> str:
     """`set_port(mac=02:00:00:00:00:03, rbcc_capacity=1187500, ...)`: 48-bit
     parameters are shown as MAC addresses."""
     short = entry.action.rsplit(".", 1)[-1]
     try:
-        params = schema.action(entry.action).params
+        params = schema.actions[entry.action].params
     except SchemaError:
         return f"{short}{entry.params}"
     parts = []
@@ -62,13 +62,13 @@ def format_action(schema: P4Schema, entry: TableEntry) -> str:
     return f"{short}({', '.join(parts)})"
 
 
-def table_entry_pb(schema: P4Schema, entry: TableEntry) -> p4runtime_pb2.TableEntry:
+def table_entry_pb(schema: Schema, entry: TableEntry) -> p4runtime_pb2.TableEntry:
     try:
-        table = schema.table(entry.table)
-        action = schema.action(entry.action)
+        table = schema.tables[entry.table]
+        action = schema.actions[entry.action]
     except SchemaError as e:
         raise EncodeError(str(e)) from None
-    if action.id not in table.action_ids:
+    if table.action_ref(action.id) is None:
         raise EncodeError(f"{entry.table}: action {entry.action} is not one of its actions")
     pb = p4runtime_pb2.TableEntry(table_id=table.id)
     if not entry.key:
@@ -84,9 +84,9 @@ def table_entry_pb(schema: P4Schema, entry: TableEntry) -> p4runtime_pb2.TableEn
         for mf, k in zip(table.match_fields, entry.key, strict=True):
             where = f"{describe(entry)}: {mf.name}"
             try:
-                if mf.match_type == "EXACT" and isinstance(k, int):
+                if mf.kind is MatchKind.EXACT and isinstance(k, int):
                     pb.match.add(field_id=mf.id).exact.value = encode_uint(k, mf.bitwidth)
-                elif mf.match_type == "LPM" and isinstance(k, tuple):
+                elif mf.kind is MatchKind.LPM and isinstance(k, tuple):
                     value, length = k
                     if not 0 <= length <= mf.bitwidth:
                         raise EncodeError(f"prefix length {length} out of range 0..{mf.bitwidth}")
@@ -97,7 +97,7 @@ def table_entry_pb(schema: P4Schema, entry: TableEntry) -> p4runtime_pb2.TableEn
                         lpm.value = encode_uint(value, mf.bitwidth)
                         lpm.prefix_len = length
                 else:
-                    raise EncodeError(f"a {mf.match_type} field cannot take {k!r}")
+                    raise EncodeError(f"a {mf.kind.name} field cannot take {k!r}")
             except EncodeError as e:
                 raise EncodeError(f"{where}: {e}") from None
     if len(entry.params) != len(action.params):
@@ -115,7 +115,7 @@ def table_entry_pb(schema: P4Schema, entry: TableEntry) -> p4runtime_pb2.TableEn
     return pb
 
 
-def entry_from_pb(schema: P4Schema, pb: p4runtime_pb2.TableEntry) -> TableEntry:
+def entry_from_pb(schema: Schema, pb: p4runtime_pb2.TableEntry) -> TableEntry:
     """The model form of an entry read back from a switch."""
     table = schema.tables.get(pb.table_id)
     if table is None:
@@ -125,9 +125,9 @@ def entry_from_pb(schema: P4Schema, pb: p4runtime_pb2.TableEntry) -> TableEntry:
         by_id = {m.field_id: m for m in pb.match}
         for mf in table.match_fields:
             m = by_id.get(mf.id)
-            if mf.match_type == "LPM":
+            if mf.kind is MatchKind.LPM:
                 key.append((decode_uint(m.lpm.value), m.lpm.prefix_len) if m else (0, 0))
-            elif mf.match_type == "EXACT" and m is not None:
+            elif mf.kind is MatchKind.EXACT and m is not None:
                 key.append(decode_uint(m.exact.value))
             else:
                 raise EncodeError(f"{table.name}: cannot read back match field {mf.name}")
@@ -140,7 +140,7 @@ def entry_from_pb(schema: P4Schema, pb: p4runtime_pb2.TableEntry) -> TableEntry:
     return TableEntry(table.name, tuple(key), action.name, params)
 
 
-def update_pb(schema: P4Schema, kind: int, entry: TableEntry) -> p4runtime_pb2.Update:
+def update_pb(schema: Schema, kind: int, entry: TableEntry) -> p4runtime_pb2.Update:
     pb = table_entry_pb(schema, entry)
     if kind == DELETE:
         pb.ClearField("action")

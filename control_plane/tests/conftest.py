@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from ctl_support import EXAMPLE, Compiled, compile_router
 from p4rt_double import FakeP4Runtime, FakeServer
-from ratelab_ctl.schema import P4Schema
+from ratelab_p4info import Schema
 
 
 @pytest.fixture(scope="session")
@@ -20,7 +20,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> Compiled:
     if result.returncode != 0:
         pytest.fail(f"ratelab-p4c cannot compile router.p4:\n{result.stderr}")
     p4info = out / "router.p4info.txtpb"
-    return Compiled(out / "router.json", p4info, P4Schema.load(p4info))
+    return Compiled(out / "router.json", p4info, Schema.load(p4info))
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ratelab_ctl.schema import P4Schema
+from ratelab_p4info import Schema
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "control_plane" / "examples" / "router.yaml"
@@ -19,7 +19,7 @@ EXAMPLE = ROOT / "control_plane" / "examples" / "router.yaml"
 class Compiled:
     json: Path
     p4info: Path
-    schema: P4Schema
+    schema: Schema
 
 
 def compile_router(out: Path, extra: list[str]) -> subprocess.CompletedProcess[str]:

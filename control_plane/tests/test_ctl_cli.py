@@ -169,7 +169,7 @@ def test_counters_and_poll(
 ) -> None:
     assert run(capsys, *push_args(fake_switch, compiled, example_path))[0] == 0
     s = compiled.schema
-    fake_switch.servicer.counters[s.counter("RouterEgress.port_out").id, 3] = (7, 10_500)
+    fake_switch.servicer.counters[s.counters["RouterEgress.port_out"].id, 3] = (7, 10_500)
     code, out, _ = run(capsys, "counters", "--addr", fake_switch.address)
     lines = out.splitlines()
     assert code == 0

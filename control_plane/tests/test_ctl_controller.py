@@ -13,8 +13,8 @@ from ratelab_ctl.connection import SwitchConnection, SwitchError, WriteError
 from ratelab_ctl.controller import Controller
 from ratelab_ctl.counters import COUNTER_OBJECTS
 from ratelab_ctl.entities import entry_from_pb
-from ratelab_ctl.schema import P4Schema
 from ratelab_model.p4_entries import all_entries
+from ratelab_p4info import Schema
 
 
 def pushed(server: FakeServer, compiled: Compiled, example: Path) -> Controller:
@@ -83,12 +83,12 @@ def test_counters_snapshot(fake_switch: FakeServer, compiled: Compiled, example_
     try:
         s = compiled.schema
         fake = fake_switch.servicer
-        fake.counters[s.counter("RouterEgress.port_out").id, 3] = (7, 10_500)
-        fake.counters[s.counter("RouterIngress.admission.drop_red_early").id, 3] = (2, 0)
-        fake.counters[s.counter("RouterIngress.packets_in").id, 1] = (9, 999)
-        fake.counters[s.counter("RouterIngress.rbcc.abt_hits").id, 5] = (1, 0)  # not configured
-        fake.registers[s.register("RouterIngress.admission.last_q").id, 3] = 4
-        fake.registers[s.register("RouterIngress.admission.last_avg").id, 3] = 0x30000
+        fake.counters[s.counters["RouterEgress.port_out"].id, 3] = (7, 10_500)
+        fake.counters[s.counters["RouterIngress.admission.drop_red_early"].id, 3] = (2, 0)
+        fake.counters[s.counters["RouterIngress.packets_in"].id, 1] = (9, 999)
+        fake.counters[s.counters["RouterIngress.rbcc.abt_hits"].id, 5] = (1, 0)  # not configured
+        fake.registers[s.registers["RouterIngress.admission.last_q"].id, 3] = 4
+        fake.registers[s.registers["RouterIngress.admission.last_avg"].id, 3] = 0x30000
         snap = ctl.read_counters()
         assert snap.gauges and list(snap.ports) == [1, 2, 3]
         p3 = snap.ports[3]
@@ -145,7 +145,7 @@ def test_arbitration_and_schema_from_the_switch(
         with pytest.raises(SwitchError, match="not the primary controller of device 0"):
             SwitchConnection(fake_switch.address, election_id=2, timeout=5).open()
         # the P4Info is fetched from the switch when none is given
-        assert Controller(high).schema.p4info == P4Schema.load(compiled.p4info).p4info
+        assert Controller(high).schema.p4info == Schema.load(compiled.p4info).p4info
         reader = SwitchConnection(fake_switch.address, election_id=2, timeout=5).open(
             arbitrate=False
         )

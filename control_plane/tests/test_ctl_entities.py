@@ -18,10 +18,10 @@ from ratelab_ctl.entities import (
     entry_from_pb,
     table_entry_pb,
 )
-from ratelab_ctl.schema import P4Schema, SchemaError, load_p4info
 from ratelab_model import red
 from ratelab_model.p4_entries import TableEntry, all_entries
 from ratelab_model.presets import PRESETS
+from ratelab_p4info import MatchKind, ScalarType, Schema, SchemaError, load_p4info
 
 
 def test_canonical_encoding() -> None:
@@ -40,13 +40,13 @@ def test_canonical_encoding() -> None:
 def test_schema_lookups(compiled: Compiled) -> None:
     s = compiled.schema
     for name in CONFIG_TABLES:
-        assert s.table(name).name == name
-    assert s.table("ipv4_lpm") == s.table("RouterIngress.ipv4_lpm")  # alias
-    lpm = s.table("RouterIngress.ipv4_lpm")
-    assert [(m.name, m.bitwidth, m.match_type) for m in lpm.match_fields] == [
-        ("hdr.ipv4.dst_addr", 32, "LPM")
+        assert s.tables[name].name == name
+    assert s.tables["ipv4_lpm"] == s.tables["RouterIngress.ipv4_lpm"]  # alias
+    lpm = s.tables["RouterIngress.ipv4_lpm"]
+    assert [(m.name, m.bitwidth, m.kind) for m in lpm.match_fields] == [
+        ("hdr.ipv4.dst_addr", 32, MatchKind.LPM)
     ]
-    port = s.action("RouterIngress.set_port")
+    port = s.actions["RouterIngress.set_port"]
     assert [(p.name, p.bitwidth) for p in port.params] == [
         ("mac", 48),
         ("rbcc_capacity", 32),
@@ -59,15 +59,15 @@ def test_schema_lookups(compiled: Compiled) -> None:
         ("s_recip", 32),
         ("seed", 32),
     ]
-    assert s.table("RouterIngress.rbcc.recip").size == 1024
+    assert s.tables["RouterIngress.rbcc.recip"].size == 1024
     for obj, _ in COUNTER_OBJECTS.values():
-        assert s.counter(obj).size == 64
-    assert s.counter("RouterEgress.port_out").unit == "BOTH"
+        assert s.counters[obj].size == 64
+    assert s.counters["RouterEgress.port_out"].unit == "BOTH"
     for reg in GAUGE_REGISTERS.values():
-        assert s.register(reg).bitwidth == 32
+        assert s.registers[reg].value == ScalarType("bitstring", 32)
     assert len(counter_ids(s)) == 16 and len(gauge_ids(s)) == 2
     with pytest.raises(SchemaError, match="no table named 'nope'"):
-        s.table("nope")
+        s.tables["nope"]
 
 
 def test_p4info_formats(compiled: Compiled, tmp_path: Path) -> None:
@@ -87,8 +87,8 @@ def test_every_example_entry_encodes_with_ids_and_widths(compiled: Compiled, exa
     entries = all_entries(cfg.router)
     for e in entries:
         pb = table_entry_pb(s, e)
-        table = s.table(e.table)
-        action = s.action(e.action)
+        table = s.tables[e.table]
+        action = s.actions[e.action]
         assert pb.table_id == table.id
         assert pb.action.action.action_id == action.id
         for p, param, value in zip(pb.action.action.params, action.params, e.params, strict=True):
@@ -234,5 +234,5 @@ def test_update_kinds(compiled: Compiled, example_path) -> None:
 
 
 def test_schema_from_p4info_object(compiled: Compiled) -> None:
-    s = P4Schema(load_p4info(compiled.p4info))
-    assert s.table("port_config").size == 64
+    s = Schema(load_p4info(compiled.p4info))
+    assert s.tables["port_config"].size == 64

@@ -1,7 +1,8 @@
 """`make run`: the router on ratelab's switch with real traffic, and a report.
 
     python -m ratelab_sim.router_run [--config FILE] [--set KEY=VALUE ...]
-                                     [--duration S] [--udp-rate RATE] [--out DIR]
+                                     [--duration S] [--udp-rate RATE]
+                                     [--rbcc-rate RATE] [--out DIR]
 
 1. Reads the router configuration (docs/CONTROLLER.md; default
    control_plane/examples/router.yaml), with `--set` overrides as
@@ -10,7 +11,8 @@
    the switch by a veth pair (router_plan.py says which host receives).
 3. Starts ratelab-switch with the ports' drain rates, pushes the pipeline and
    the configuration over P4Runtime (ratelab_ctl).
-4. Every sender runs one RBCC flow to the receiver; the last sender also sends
+4. Every sender runs one RBCC flow to the receiver (desired rate: --rbcc-rate,
+   by default the bottleneck's link rate); the last sender also sends
    UDP at --udp-rate, which RBCC does not account for. The counters are polled
    into DIR/series.csv while the traffic runs.
 5. Prints the report (report.py) and removes every namespace, interface and
@@ -94,6 +96,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--udp-rate", default="2mbit", help="UDP rate beside the RBCC flows (2mbit; 0: none)"
     )
+    ap.add_argument(
+        "--rbcc-rate", default=None, help="desired rate of each RBCC flow (the bottleneck's rate)"
+    )
     ap.add_argument("--out", default=str(ROOT / "build" / "run"), help="results folder")
     ap.add_argument("--p4c", default=None, help="compiler with p4c's command line")
     return ap.parse_args(argv)
@@ -121,6 +126,7 @@ def run_traffic(
     out: Path,
     duration: float,
     udp_rate_bps: int,
+    rbcc_rate_bps: int | None = None,
 ) -> RunResults:
     hosts = [plan.receiver, *plan.senders]
     with terminate_as_exception(), ExitStack() as stack:
@@ -196,7 +202,7 @@ def run_traffic(
         background = BackgroundPoller(poller).start()
         stack.callback(background.stop)  # before the writer and the connection close
 
-        rate_bps = plan.bottleneck.rate_bps
+        rate_bps = rbcc_rate_bps or plan.bottleneck.rate_bps
         senders = [
             Command(
                 host.name,
@@ -265,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(args.config, args.set)
         plan = plan_hosts(cfg.router, {hop: name for name, hop in cfg.next_hop_names})
         udp_rate = 0 if args.udp_rate.strip() == "0" else parse_rate(args.udp_rate)
+        rbcc_rate = None if args.rbcc_rate is None else parse_rate(args.rbcc_rate)
+        if rbcc_rate == 0:
+            raise ValueError("--rbcc-rate must be above 0")
         if args.duration <= 0:
             raise ValueError("--duration must be above 0")
     except ConfigError as e:
@@ -286,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         json_path, p4info = compile_router(p4c, out, quiet=True)
         for leftover in sweep():
             _say(f"removed a leftover of an earlier run: {leftover}")
-        results = run_traffic(cfg, plan, json_path, p4info, out, args.duration, udp_rate)
+        results = run_traffic(cfg, plan, json_path, p4info, out, args.duration, udp_rate, rbcc_rate)
     except (
         BuildError,
         HarnessError,

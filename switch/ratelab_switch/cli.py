@@ -32,13 +32,14 @@ import grpc
 from finsy.proto.google.rpc import status_pb2
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
+from ratelab_p4info import ActionInfo, MatchKind, TableInfo
 
 from . import codec, target_service
 from .arbitration import to_uint128
 from .errors import P4RuntimeError
 from .options import OptionsError, parse_delay, parse_rate
 from .port_settings import PORT_STATS_FIELDS, format_rate
-from .schema import ActionInfo, MatchKind, Schema, TableInfo
+from .schema import Schema
 
 ROLE = "ratelab-switch-cli"
 NO_PIPELINE = "the switch has no P4Runtime pipeline config yet"

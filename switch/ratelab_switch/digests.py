@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from finsy.proto.p4.v1 import p4data_pb2
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from ratelab_p4info import DigestInfo
 
-from .schema import DigestInfo
 from .translate import encode_scalar
 
 Message = tuple[int, ...]

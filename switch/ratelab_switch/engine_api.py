@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import grpc
+from ratelab_p4info import MatchKind
 
 from .errors import P4RuntimeError
-from .schema import MatchKind
 
 
 class EngineError(P4RuntimeError):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 import ratelab_engine as rust
+from ratelab_p4info import MatchKind
 
 from .engine_api import (
     ActionCall,
@@ -31,7 +32,6 @@ from .engine_api import (
 )
 from .options import DaemonOptions, QueueRate
 from .port_settings import MAX_PORT, PortConfig, PortSettings, PortStats
-from .schema import MatchKind
 
 if TYPE_CHECKING:
     from .device import Device

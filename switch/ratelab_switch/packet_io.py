@@ -9,10 +9,10 @@ whole number of bytes is padded with zero bits at its end.
 from __future__ import annotations
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from ratelab_p4info import ControllerHeaderInfo
 
 from . import codec
 from .errors import invalid
-from .schema import ControllerHeaderInfo
 
 
 def header_bytes(header: ControllerHeaderInfo) -> int:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from ratelab_p4info import TableInfo
 
 from .errors import invalid, out_of_range, unimplemented
-from .schema import TableInfo
 from .state import PipelineState, StoredEntry
 from .translate import (
     action_to_proto,

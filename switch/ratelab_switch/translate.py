@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 from finsy.proto.p4.v1 import p4data_pb2
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from ratelab_p4info import ActionInfo, MatchKind, ScalarType, TableInfo
 
 from . import codec
 from .engine_api import ActionCall, CounterValue, KeyField, MeterConfig, Replica
 from .errors import invalid, permission_denied, unimplemented
-from .schema import ActionInfo, MatchKind, ScalarType, Schema, TableInfo
+from .schema import Schema
 
 # v1model: egress_spec / egress_port are 9 bits wide, egress_rid 16 bits.
 MAX_PORT = 511

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from ratelab_p4info import MatchKind, TableInfo
 
 from . import codec
 from .engine_api import CounterValue, IndirectTarget
@@ -17,7 +18,6 @@ from .errors import (
     resource_exhausted,
     unimplemented,
 )
-from .schema import MatchKind, TableInfo
 from .state import PipelineState, StoredEntry, StoredGroup, StoredMember
 from .translate import (
     check_priority,

@@ -10,11 +10,11 @@ from pathlib import Path
 import grpc
 import pytest
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
+from ratelab_p4info import MatchKind
 from ratelab_switch.cli import CliError, main, parse_value
 from ratelab_switch.engine_api import ActionCall, CounterValue, KeyField, MeterConfig, Replica
 from ratelab_switch.options import QueueRate
 from ratelab_switch.port_settings import PORT_STATS_FIELDS, PortConfig
-from ratelab_switch.schema import MatchKind
 from ratelab_switch.server import P4RuntimeServer
 from switch_client import INSERT, StreamClient, lpm_entry, write
 from switch_fake_engine import FakeEngine

@@ -14,11 +14,11 @@ pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is no
 from finsy.proto.p4.config.v1 import p4info_pb2 as p4i
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
+from ratelab_p4info import MatchKind
 from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.device import Device
 from ratelab_switch.engine_api import ActionCall, EngineError, KeyField
 from ratelab_switch.engine_binding import RustEngine, _RxDropWatch
-from ratelab_switch.schema import MatchKind
 from ratelab_switch.server import P4RuntimeServer
 from switch_basic_program import (
     A_FORWARD,

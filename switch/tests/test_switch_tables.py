@@ -6,9 +6,9 @@ import grpc
 import pytest
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
+from ratelab_p4info import MatchKind
 from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.engine_api import ActionCall, KeyField
-from ratelab_switch.schema import MatchKind
 from switch_client import (
     DELETE,
     INSERT,

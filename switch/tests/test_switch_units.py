@@ -5,11 +5,12 @@ from __future__ import annotations
 import grpc
 import pytest
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
+from ratelab_p4info import MatchKind, ScalarType
 from ratelab_switch import codec
 from ratelab_switch.device_config import unwrap_device_config, wrap_device_config
 from ratelab_switch.errors import P4RuntimeError
 from ratelab_switch.packet_io import build_packet_out, parse_packet_in
-from ratelab_switch.schema import MatchKind, ScalarType, Schema
+from ratelab_switch.schema import Schema
 from switch_program import A_SET_NHOP, T_ACL, T_LPM, p4info
 
 
