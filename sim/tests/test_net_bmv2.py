@@ -22,10 +22,11 @@ from ratelab_net import cli, delays
 from ratelab_net.cli import DelayPlan, UsageError, main, plan_delays
 from ratelab_net.delays import (
     NetemProbeError,
+    NetemQdisc,
     kernel_has_netem,
     plan_netem,
 )
-from ratelab_net.network import NetError
+from ratelab_net.network import NetError, Network
 from ratelab_net.results import Balance, render
 from ratelab_net.routers import plan_routers
 from ratelab_net.thrift_gauges import ThriftRegisters, fill_gauges, with_gauges
@@ -480,3 +481,60 @@ def test_register_shorter_than_the_ports_is_an_error(server_of: list[FakeThriftS
     with ThriftRegisters("127.0.0.1", server.port, "r1") as registers, pytest.raises(NetError) as e:
         fill_gauges(_p4runtime_reads(1)[0], registers)
     assert str(e.value) == f"router r1: register {LAST_Q} has 2 cells, no port 2"
+
+
+# -- adding the qdiscs ----------------------------------------------------------------
+
+
+class _FakeHost:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.commands: list[str] = []
+
+    def cmd(self, command: str) -> str:
+        self.commands.append(command)
+        return self.answer
+
+
+class _FakeMininet:
+    def __init__(self, host: _FakeHost) -> None:
+        self.host = host
+
+    def get(self, _name: str) -> _FakeHost:
+        return self.host
+
+
+def _network(host: _FakeHost) -> Network:
+    topo = _topology(REFUSED)
+    net = Network(topo, plan_routers(topo), Path("router.json"), Path("logs"), target="bmv2")
+    net.net = _FakeMininet(host)
+    return net
+
+
+def test_a_hosts_netem_runs_in_its_namespace() -> None:
+    host = _FakeHost("rc=0")
+    qdisc = NetemQdisc("b-eth0", "b", "b -> r2", 2000, 1000, None)
+    _network(host)._add_netem(qdisc)
+    assert host.commands == [qdisc.command() + " 2>&1; echo rc=$?"]
+
+
+def test_a_netem_the_kernel_refuses_is_one_line() -> None:
+    host = _FakeHost("Error: Specified qdisc kind is unknown.\nrc=2")
+    qdisc = NetemQdisc("b-eth0", "b", "b -> r2", 2000, 1000, None)
+    with pytest.raises(NetError) as e:
+        _network(host)._add_netem(qdisc)
+    assert str(e.value) == (
+        "host b: `tc qdisc add dev b-eth0 root handle 10: netem delay 2000us limit 1000` "
+        "failed: Error: Specified qdisc kind is unknown."
+    )
+
+
+def test_a_routers_netem_runs_in_the_root_namespace() -> None:
+    """A router interface lives in the root namespace: tc runs there (on an
+    interface that does not exist here, so it fails, naming the command)."""
+    host = _FakeHost("rc=0")
+    qdisc = NetemQdisc("rlnodev-eth9", None, "r1 -> r2", 2000, 1000, None)
+    with pytest.raises(NetError) as e:
+        _network(host)._add_netem(qdisc)
+    assert str(e.value).startswith(f"`{qdisc.command()}` failed: ")
+    assert "\n" not in str(e.value) and host.commands == []
