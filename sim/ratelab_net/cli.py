@@ -39,6 +39,7 @@ from ratelab_net.delays import (
     kernel_has_netem,
     plan_netem,
     refusal,
+    router_iface,
 )
 from ratelab_net.network import NetError, Network, import_mininet, link_delays
 from ratelab_net.results import balance, flow_result, render, summarize
@@ -66,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("topology")
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
     c.add_argument("--variant", help="check only this variant of the file's `variants`")
+    c.add_argument(
+        "--target",
+        choices=("ratelab", "bmv2"),
+        default="ratelab",
+        help="print the plan for this router switch (bmv2: the delays' netem qdiscs)",
+    )
     c = sub.add_parser("run", help="build the network, run the flows, report, tear down")
     c.add_argument("topology")
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
@@ -89,10 +96,18 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _describe(topo: Topology, plans: list[RouterPlan]) -> list[str]:
+def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") -> list[str]:
+    """The routers' ports, routes and the hosts; on bmv2 the netem qdiscs that
+    delay (where the kernel has netem), on ratelab the switch's own delays."""
+    netem = plan_netem(topo, plans) if target == "bmv2" else []
     lines = []
     for plan in plans:
-        delays = link_delays(topo, plan)
+        if target == "bmv2":
+            by_iface = {q.iface: q.delay_us for q in netem}
+            ifaces = {p.port: router_iface(plan.name, p.port) for p in plan.ports}
+            delays = {port: by_iface[i] for port, i in ifaces.items() if i in by_iface}
+        else:
+            delays = link_delays(topo, plan)
         for p in plan.ports:
             cfg = next(c for c in plan.config.router.ports if c.port == p.port)
             rate = f"{cfg.rate_bps / 1e6:g} Mbit/s" if cfg.rate_bps else "unlimited"
@@ -106,6 +121,7 @@ def _describe(topo: Topology, plans: list[RouterPlan]) -> list[str]:
     for host in topo.hosts:
         address, gateway = topo.host_address(host)
         lines.append(f"{host}: {address}/24 via {gateway} ({topo.host_link(host)[1]})")
+    lines += [f"netem ({q.direction}): {q.command()}" for q in netem]
     return lines
 
 
@@ -122,7 +138,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for variant, topo, plans in runs:
         if variant is not None:
             print(f"-- variant {variant}")
-        for line in _describe(topo, plans):
+        for line in _describe(topo, plans, args.target):
             print(line)
     _, topo, plans = runs[0]
     variants = f", {len(runs)} variants" if runs[0][0] is not None else ""

@@ -115,6 +115,26 @@ def test_dumbbell_netem_gives_its_42ms_round_trip() -> None:
     assert sum(q.delay_us for q in plan) == 42_000
 
 
+def test_check_prints_the_bmv2_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(TOPOLOGY)
+    assert main(["check", str(path), "--target", "bmv2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # a port's own direction only (ratelab-switch's plan adds a host's delay to it)
+    assert "r1 port 1 -> a: 100 Mbit/s, 1 ms, queue 50, fifo" in lines
+    assert "r2 port 2 -> b: 10 Mbit/s, 2 ms, queue 100, fifo" in lines
+    assert "r2 port 3 -> c: 100 Mbit/s, 0 ms, queue 100, fifo" in lines
+    netem = [line for line in lines if line.startswith("netem (")]
+    assert netem[0] == (
+        "netem (r1 -> a): tc qdisc add dev r1-eth1 root handle 10: netem delay 1000us limit 1000"
+    )
+    assert len(netem) == 6
+    assert main(["check", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "r1 port 1 -> a: 100 Mbit/s, 2 ms, queue 50, fifo" in lines
+    assert not [line for line in lines if line.startswith("netem")]
+
+
 # -- is there netem? ----------------------------------------------------------------
 
 
