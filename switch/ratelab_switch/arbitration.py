@@ -52,6 +52,13 @@ class Controller:
     election_id: int | None = None
 
 
+@dataclass(frozen=True)
+class RoleState:
+    role: str
+    streams: int  # arbitrated StreamChannels still open
+    primary_election_id: int | None  # None: no primary
+
+
 @dataclass
 class _Role:
     streams: list[Controller] = field(default_factory=list)
@@ -135,6 +142,15 @@ class Arbiter:
     def primaries(self) -> list[Controller]:
         with self._lock:
             return [r.primary for r in self._roles.values() if r.primary is not None]
+
+    def roles(self) -> list[RoleState]:
+        """Each role a controller arbitrated for: its open streams and its primary's
+        election id, so that a client can see that controllers gone leave nothing behind."""
+        with self._lock:
+            return [
+                RoleState(name, len(r.streams), r.primary.election_id if r.primary else None)
+                for name, r in sorted(self._roles.items())
+            ]
 
     def _update_for(self, role_name: str, role: _Role, s: Controller) -> p4r.StreamMessageResponse:
         if role.primary is s:

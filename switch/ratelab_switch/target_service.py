@@ -12,6 +12,8 @@ Unary methods under /ratelab.SwitchTarget/, with JSON request and response bodie
     GetPortStats     {"device_id": 0, "port": 3}                        -> see below
     GetEntryHandles  {"device_id": 0, "table": "MyIngress.ipv4_lpm"}
                      -> {"entries": [{"handle": 0, "entry": BASE64}]}
+    GetArbitration   {"device_id": 0}
+                     -> {"roles": [{"role": "", "streams": 1, "primary_election_id": 10}]}
 
 `port` absent or null means every port (simple_switch_CLI's form without a port).
 `rate`: as --queue-rate (10mbit, 1000pps, unlimited). `delay`: as --link-delay
@@ -24,6 +26,8 @@ and `ports` lists the ports set one by one. GetPortStats answers
 port asked or (no port) every port with an interface or its own settings;
 COUNTERS are port_settings.PORT_STATS_FIELDS. GetEntryHandles gives each entry as
 a serialized, base64-encoded p4.v1.TableEntry (canonical, as Read returns it).
+GetArbitration lists every role a controller arbitrated for, with its open
+StreamChannels and its primary's election id (null: no primary).
 
 Errors are gRPC statuses: INVALID_ARGUMENT (bad body or value; nothing is
 changed), NOT_FOUND (device id, table), UNIMPLEMENTED (an engine without ports).
@@ -153,6 +157,15 @@ class SwitchTargetService:
             ]
         }
 
+    def get_arbitration(self, body: Body) -> Body:
+        self.device._check_device(_int(body, "device_id", 0, 2**64 - 1))
+        return {
+            "roles": [
+                {"role": r.role, "streams": r.streams, "primary_election_id": r.primary_election_id}
+                for r in self.device.arbiter.roles()
+            ]
+        }
+
 
 def _which(port: int | None) -> str:
     return "every port" if port is None else f"port {port}"
@@ -191,5 +204,6 @@ def handler(device: Device) -> grpc.GenericRpcHandler:
             "GetPortSettings": _unary(svc.get_port_settings),
             "GetPortStats": _unary(svc.get_port_stats),
             "GetEntryHandles": _unary(svc.get_entry_handles),
+            "GetArbitration": _unary(svc.get_arbitration),
         },
     )

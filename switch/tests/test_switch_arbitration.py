@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import time
+
 import grpc
 import pytest
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
@@ -171,3 +174,59 @@ def test_role_config_and_device_change_end_the_stream(
     b.get()
     b.arbitrate(5, device_id=2)
     assert b.error().code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def _arbitration(channel: grpc.Channel, device_id: int = 1) -> list[dict[str, object]]:
+    body = json.dumps({"device_id": device_id}).encode()
+    reply = channel.unary_unary("/ratelab.SwitchTarget/GetArbitration")(body)
+    return json.loads(reply)["roles"]
+
+
+def _wait_for(channel: grpc.Channel, expected: list[dict[str, object]]) -> None:
+    """Stream teardown runs on the server's threads: give it a moment."""
+    deadline = time.monotonic() + 5
+    while _arbitration(channel) != expected and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _arbitration(channel) == expected
+
+
+def test_get_arbitration_counts_open_streams_per_role(
+    stub: P4RuntimeStub, channel: grpc.Channel, streams: list[StreamClient]
+) -> None:
+    assert _arbitration(channel) == []
+    a = _open(stub, streams)
+    a.arbitrate(5)
+    a.get()
+    b = _open(stub, streams)
+    b.arbitrate(3)
+    b.get()
+    c = _open(stub, streams)
+    c.arbitrate(7, role="other")
+    c.get()
+    _wait_for(
+        channel,
+        [
+            {"role": "", "streams": 2, "primary_election_id": 5},
+            {"role": "other", "streams": 1, "primary_election_id": 7},
+        ],
+    )
+    a.close()  # the primary leaves: no primary, one stream left
+    _wait_for(
+        channel,
+        [
+            {"role": "", "streams": 1, "primary_election_id": None},
+            {"role": "other", "streams": 1, "primary_election_id": 7},
+        ],
+    )
+    b.close()
+    c.close()
+    _wait_for(
+        channel,
+        [
+            {"role": "", "streams": 0, "primary_election_id": None},
+            {"role": "other", "streams": 0, "primary_election_id": None},
+        ],
+    )
+    with pytest.raises(grpc.RpcError) as e:
+        _arbitration(channel, device_id=9)
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
