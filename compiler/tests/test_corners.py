@@ -102,3 +102,20 @@ def test_header_equality_is_validity_and_fields(build: Builder) -> None:
     text = json.dumps(expr)
     assert '["p", "data"]' in text and '["q", "data"]' in text
     assert '["p", "$valid$"]' in text and '["q", "$valid$"]' in text
+
+
+# ---- copy-in / copy-out -------------------------------------------------------------------
+
+
+def test_copy_in_copy_out(build: Builder) -> None:
+    frame = bytes.fromhex("11220304050607080900")
+    out = one_packet(build, "corners/copy_in_out.p4", frame)
+    # touch(hdr.x): p.a = 1; hdr.x.a = 2; p.b = hdr.x.a (2); copy-out x = p = 01 02.
+    assert out[0:2].hex() == "0102"
+    # twice(y.a, y.a): a = 3 + 1, b = 3 + 10, copied out left to right: 0x0d.
+    # add_to(y.b, increment(y.b)): acc = 4 (copied in first), n = 5: y.b = 9.
+    assert out[2:4].hex() == "0d09"
+    # rebuilder.apply(z, z): `from` is z (05 06), `o` a fresh invalid header: 06 06.
+    assert out[4:6].hex() == "0606"
+    # set_element(s[meta.i]) with meta.i = 0 at the call: s[0].a = 0x77, s[1] unchanged.
+    assert out[6:].hex() == "77080900"

@@ -51,8 +51,6 @@ CASES = [
     Expected("duplicate_inline_profile", (47,), 9, 26, ("implementation",)),
     # the second `tagger.apply(hdr.h);` of a control type that owns a table
     Expected("unsupported_double_direct_invocation", (56,), 9, 21, ("directly",)),
-    # `maker.apply(hdr.y, hdr.y);` with `out h_t o, in h_t from`: at the `out` argument
-    Expected("out_header_aliased", (46,), 21, 25, ("out",)),
     # `nibbles.apply(pkt, hdr.h.v[7:4]);`: a slice as a sub-parser's inout argument
     Expected("slice_subparser_argument", (31,), 28, 39, ("slice", "sub-parser")),
     # the second `options.apply(...)` of a sub-parser that owns a value set

@@ -337,6 +337,9 @@ class ExprLowering:
             base = self.binding_of(e.expr)
             return self.member_of(base, e)
         if isinstance(e, A.ArrayIndex):
+            pre = self.scope.lookup_lvalue(e)
+            if pre is not None:
+                return pre
             base = self.binding_of(e.base)
             if not isinstance(base, StackLoc):
                 raise CompileError("only header stacks can be indexed", e.loc)

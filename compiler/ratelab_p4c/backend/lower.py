@@ -10,6 +10,7 @@ from .. import ast as A
 from .. import types as T
 from ..errors import CompileError, SourceLocation
 from . import jsonutil as J
+from .aliasing import OuterStorage, has_call, is_dynamic, storage_keys
 from .exprs import ExprLowering, print_expr, width_hint
 from .model import ActionInfo, ActionParamInfo, ControlPlaneModel, DigestInfo
 from .names import annotations_of, cp_name, id_annotation
@@ -97,6 +98,7 @@ class Lowering:
         self._profile_count = 0
         self._state_count = 0
         self.parse_vsets: list[dict[str, Any]] = []
+        self.outer_storage = OuterStorage()
         self._collect_enums()
 
     # ------------------------------------------------------------------ actions / tables
@@ -147,7 +149,13 @@ class Lowering:
             params.append(ActionParamInfo(p.name, value_width(t), annotations_of(p), tn))
         if directed_params:
             self.bind_params(
-                directed_params, list(directed_args), caller or owner, scope, sink, decl.loc
+                directed_params,
+                list(directed_args),
+                caller or owner,
+                scope,
+                sink,
+                decl.loc,
+                decl,
             )
         elif any(p.direction for p in decl.params):
             raise CompileError(
@@ -532,7 +540,10 @@ class Lowering:
         """After an inlined call: write the temporaries of bit slices passed as out/inout
         arguments back into their fields (copy-out)."""
         for dst, lo, hi, tmp in callee.copy_back:
-            self.assign_slice(dst, lo, hi, self.field_node(tmp), sink, None)
+            if lo is None:
+                self.copy(dst, tmp, sink, None, None)
+            else:
+                self.assign_slice(dst, lo, hi, self.field_node(tmp), sink, None)
         callee.copy_back = []
 
     def call_stmt(self, mce: A.MethodCallExpression, scope: Scope, sink: Sink) -> None:
@@ -631,10 +642,16 @@ class Lowering:
         callee: Scope,
         sink: Sink,
         loc: SourceLocation | None,
+        decl: A.Node | None = None,
     ) -> None:
+        """Bind a callee's parameters to its arguments, evaluated left to right. `decl`
+        is the callee when its body may name the caller's storage (control-local
+        actions): arguments it could reach that way are copied in and out."""
         ex = ExprLowering(self, caller, sink)
-        out_headers: list[tuple[HeaderLoc, A.Argument]] = []
-        for p, a in zip(params, args, strict=False):
+        pairs = list(zip(params, args, strict=False))
+        copied = self._copied_arguments(pairs, caller, decl)
+        out_headers: list[HeaderLoc] = []
+        for i, (p, a) in enumerate(pairs):
             if a is None:
                 if p.default is not None:
                     callee.bind(p, ExprVal(ex.data(p.default), p.type or T.INT))
@@ -644,30 +661,41 @@ class Lowering:
             if p.direction in ("out", "inout"):
                 if isinstance(value, A.DontCare):
                     callee.bind(p, self.storage.allocate(p.name, t, p.loc))
+                elif isinstance(value, A.Slice):
+                    # Copy-in/copy-out through a temporary; the caller writes it back
+                    # with copy_back() after the inlined body.
+                    base = ex.lvalue(value.base)
+                    if not isinstance(base, FieldLoc) or self.checksum_mode is not None:
+                        raise CompileError(
+                            f"a bit slice cannot be passed as an `{p.direction}` "
+                            "argument here on this target",
+                            value.loc,
+                        )
+                    tmp = self.storage.new_scalar(self.fresh(p.name), t)
+                    if p.direction == "inout":
+                        sink.assign(self.field_node(tmp), ex.data(value, tmp.width))
+                    callee.bind(p, tmp)
+                    callee.copy_back.append((base, value.lo_value, value.hi_value, tmp))
+                elif i in copied:
+                    target = self.fixed_lvalue(value, caller, sink)
+                    tmp = self._temporary(p, t)
+                    if p.direction == "inout":
+                        self.copy(tmp, target, sink, None, value.loc)
+                    else:
+                        for h in _headers_in(tmp):
+                            sink.prim("remove_header", [self.header_node(h)])
+                    callee.bind(p, tmp)
+                    callee.copy_back.append((target, None, None, tmp))
                 else:
-                    if isinstance(value, A.Slice):
-                        # Copy-in/copy-out through a temporary; the caller writes it back
-                        # with copy_back() after the inlined body.
-                        base = ex.lvalue(value.base)
-                        if not isinstance(base, FieldLoc) or self.checksum_mode is not None:
-                            raise CompileError(
-                                f"a bit slice cannot be passed as an `{p.direction}` "
-                                "argument here on this target",
-                                value.loc,
-                            )
-                        tmp = self.storage.new_scalar(self.fresh(p.name), t)
-                        if p.direction == "inout":
-                            sink.assign(self.field_node(tmp), ex.data(value, tmp.width))
-                        callee.bind(p, tmp)
-                        callee.copy_back.append((base, value.lo_value, value.hi_value, tmp))
-                        continue
                     target = ex.lvalue(value)
                     callee.bind(p, target)
                     if p.direction == "out":
-                        out_headers.extend((h, a) for h in _headers_in(target))
+                        out_headers.extend(_headers_in(target))
                 continue
-            if isinstance(value, A.PathExpression | A.Member | A.ArrayIndex) and not (
-                value.const_value is not None and is_scalar_type(t)
+            if (
+                i not in copied
+                and isinstance(value, A.PathExpression | A.Member | A.ArrayIndex)
+                and not (value.const_value is not None and is_scalar_type(t))
             ):
                 b = ex.binding_of(value)
                 if isinstance(b, Loc) and not isinstance(b, FieldLoc):
@@ -691,24 +719,82 @@ class Lowering:
                 tmp = self.storage.allocate(p.name, t, p.loc)
                 self.assign_to(tmp, value, caller, sink)
                 callee.bind(p, tmp)
-        if out_headers:
-            # An `out` header starts invalid (P4 copy-in/copy-out; p4c does the same).
-            # The argument's storage is used directly, so another argument must not
-            # read the same header.
-            shared = {
-                id(h)
-                for p, a in zip(params, args, strict=False)
-                if a is not None and p.direction != "out"
-                for h in _headers_in(callee.lookup(p))
-            }
-            for h, a in out_headers:
-                if id(h) in shared:
-                    raise CompileError(
-                        "a header passed as an `out` argument cannot also be passed as "
-                        "another argument of the same call on this target",
-                        a.loc,
-                    )
-                sink.prim("remove_header", [self.header_node(h)], source_info(a.loc))
+        # An `out` header starts invalid (P4 copy-in/copy-out; p4c does the same). Done
+        # after every argument is read: the argument's storage is used directly.
+        for h in out_headers:
+            sink.prim("remove_header", [self.header_node(h)], source_info(loc))
+
+    def _temporary(self, p: A.Param, t: T.Type) -> Loc:
+        if is_scalar_type(t):
+            return self.storage.new_scalar(self.fresh(p.name), t)
+        return self.storage.allocate(p.name, t, p.loc)
+
+    def _copied_arguments(
+        self, pairs: list[tuple[A.Param, A.Argument | None]], caller: Scope, decl: A.Node | None
+    ) -> set[int]:
+        """Positions of the arguments that must be copied in and out (aliasing.py)."""
+        if self.checksum_mode is not None:
+            return set()
+        ex = ExprLowering(self, caller, None)
+        copied: set[int] = set()
+        by_ref: list[tuple[int, bool, set[tuple[str, str]]]] = []
+        for i, (p, a) in enumerate(pairs):
+            if a is None or isinstance(a.value, A.DontCare | A.Slice):
+                continue
+            v, t = a.value, p.type or a.value.type
+            writes = p.direction in ("out", "inout")
+            if not writes and (
+                t is None
+                or is_scalar_type(t)
+                or not isinstance(v, A.PathExpression | A.Member | A.ArrayIndex)
+            ):
+                continue  # copied by value anyway
+            if is_dynamic(v):
+                copied.add(i)
+                continue
+            b = ex.binding_of(v)
+            if isinstance(b, Loc):
+                by_ref.append((i, writes, storage_keys(b)))
+        if not by_ref:
+            return copied
+        outer: set[tuple[str, str]] = set()
+        if decl is not None:
+            home = self.decl_scope(decl, caller)
+            for d in self.outer_storage.decls(decl):
+                b = home.lookup(d)
+                if isinstance(b, Loc):
+                    outer |= storage_keys(b)
+        calls_after = [
+            any(a is not None and has_call(a.value) for _, a in pairs[i + 1 :])
+            for i in range(len(pairs))
+        ]
+        for i, writes, keys in by_ref:
+            shared = any(
+                j != i and (writes or other_writes) and keys & other
+                for j, other_writes, other in by_ref
+            )
+            if shared or keys & outer or calls_after[i]:
+                copied.add(i)
+        return copied
+
+    def fixed_lvalue(self, e: A.Expression, scope: Scope, sink: Sink) -> Loc:
+        """The storage an `out`/`inout` argument names, with run-time stack indices
+        read once, now: copy-out writes where the argument pointed at the call."""
+        inner = scope.child()
+        ex = ExprLowering(self, inner, sink)
+        for node in _run_time_indices(e):
+            stack = ex.binding_of(node.base)
+            if not isinstance(stack, StackLoc):
+                raise CompileError("only header stacks can be indexed", node.loc)
+            idx = self.storage.new_scalar(self.fresh("index"), T.BitsType(32, False))
+            sink.assign(self.field_node(idx), ex.data(node.index, 32))
+            dyn = J.op(
+                "dereference_header_stack",
+                {"type": "header_stack", "value": stack.name},
+                self.field_node(idx),
+            )
+            inner.bind_lvalue(node, self.dynamic_header(stack, dyn))
+        return ex.lvalue(e)
 
     def inline_action(
         self,
@@ -719,7 +805,7 @@ class Lowering:
         loc: SourceLocation | None,
     ) -> None:
         callee = self.decl_scope(action, scope).child()
-        self.bind_params(action.params, args, scope, callee, sink, loc)
+        self.bind_params(action.params, args, scope, callee, sink, loc, action)
         self.inline_body(action.body, callee, sink, None)
         self.copy_back(callee, sink)
 
@@ -740,7 +826,7 @@ class Lowering:
         assert call is not None and isinstance(call.decl, A.FunctionDecl)
         fn = call.decl
         callee = self.decl_scope(fn, scope).child()
-        self.bind_params(fn.params, call.params_to_args, scope, callee, sink, mce.loc)
+        self.bind_params(fn.params, call.params_to_args, scope, callee, sink, mce.loc, fn)
         rt = fn.return_type.resolved
         result = None
         if rt is not None and not isinstance(rt, T.VoidType):
@@ -1101,6 +1187,21 @@ def scope_return(scope: Scope) -> ReturnInfo | None:
             return s.return_label
         s = s.parent
     return None
+
+
+def _run_time_indices(e: A.Expression) -> list[A.ArrayIndex]:
+    """The stack indexings inside an l-value whose index is not a constant, outermost
+    base first."""
+    out: list[A.ArrayIndex] = []
+    while True:
+        if isinstance(e, A.ArrayIndex):
+            if e.index.const_value is None:
+                out.append(e)
+            e = e.base
+        elif isinstance(e, A.Member):
+            e = e.expr
+        else:
+            return out[::-1]
 
 
 def _headers_in(loc: Any) -> list[HeaderLoc]:

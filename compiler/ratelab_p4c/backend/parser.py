@@ -206,7 +206,8 @@ class ParserLowering:
                 mce.loc,
             )
             raise CompileError(
-                "a bit slice cannot be passed as an `out`/`inout` argument of a sub-parser "
+                "a bit slice, a stack element at a run-time index, or storage shared by two "
+                "arguments cannot be passed as an `out`/`inout` argument of a sub-parser "
                 "on this target",
                 where,
             )
