@@ -10,6 +10,7 @@ fills the snapshots the controller read over P4Runtime.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -26,6 +27,8 @@ from ratelab_net.network import NetError
 
 SERVICE = "standard"  # BMv2 multiplexes its Thrift services by name
 CONTEXT = 0  # simple_switch has one context
+# thrift logs a failed connect on stderr itself; NetError says it in one line instead
+_SOCKET_LOG = logging.getLogger(TSocket.__name__)
 
 
 class ThriftRegisters:
@@ -43,12 +46,16 @@ class ThriftRegisters:
         self._lock = threading.Lock()
 
     def open(self) -> ThriftRegisters:
+        level = _SOCKET_LOG.level
+        _SOCKET_LOG.setLevel(logging.CRITICAL + 1)
         try:
             self._transport.open()
         except TException as e:
             raise NetError(
                 f"router {self.router}: no Thrift runtime server on {self.address}: {e}"
             ) from None
+        finally:
+            _SOCKET_LOG.setLevel(level)
         return self
 
     def close(self) -> None:
