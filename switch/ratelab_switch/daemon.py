@@ -11,11 +11,13 @@ from typing import Protocol, runtime_checkable
 
 import grpc
 
+from .bmv2_runtime import Bmv2Runtime
 from .device import TRACE, Device
 from .engine_api import EngineAdapter, EngineError
 from .errors import P4RuntimeError
 from .options import DaemonOptions, OptionsError, TlsFiles, parse_options
 from .server import P4RuntimeServer
+from .thrift_server import DEFAULT_THRIFT_PORT, ThriftServer
 
 log = logging.getLogger("ratelab_switch")
 
@@ -109,6 +111,25 @@ def _load_program(opts: DaemonOptions, engine: EngineAdapter) -> None:
         raise DaemonError(f"{opts.json_path}: {e.message}") from None
 
 
+def _thrift_server(opts: DaemonOptions, engine: EngineAdapter) -> ThriftServer | None:
+    """BMv2's runtime Thrift server, bound (not yet serving). Without --thrift-port
+    a taken 9090 costs a warning only: several switches on one machine are common."""
+    port = DEFAULT_THRIFT_PORT if opts.thrift_port is None else opts.thrift_port
+    try:
+        server = ThriftServer(Bmv2Runtime(engine), port, device_id=opts.device_id)
+    except OSError as e:
+        if opts.thrift_port is not None:
+            raise DaemonError(f"--thrift-port: cannot listen on {port}: {e.strerror}") from None
+        print(
+            f"ratelab-switch: warning: no Thrift server: port {port} is taken ({e.strerror}); "
+            "give --thrift-port",
+            file=sys.stderr,
+        )
+        return None
+    log.info("Thrift server on port %d", server.port)
+    return server
+
+
 def run(opts: DaemonOptions, engine: EngineAdapter, stop: threading.Event) -> None:
     """Serve until `stop` is set. Prints "Server listening on ADDR" once ready, as
     simple_switch_grpc does (scripts wait for it).
@@ -128,16 +149,20 @@ def run(opts: DaemonOptions, engine: EngineAdapter, stop: threading.Event) -> No
         stop.set()
 
     server: P4RuntimeServer | None = None
+    thrift: ThriftServer | None = None
     try:
         if dataplane is not None:
             try:
                 dataplane.start(device, on_fatal)
             except EngineError as e:
                 raise DaemonError(e.message) from None
+        thrift = _thrift_server(opts, engine)
         try:
             server = P4RuntimeServer(device, opts.grpc_server_addr, credentials=credentials)
         except (OSError, RuntimeError) as e:
             raise DaemonError(f"cannot listen on {opts.grpc_server_addr}: {e}") from None
+        if thrift is not None:
+            thrift.start()
         server.start()
         host = opts.grpc_server_addr.rpartition(":")[0]
         print(f"Server listening on {host}:{server.port}", flush=True)
@@ -147,6 +172,8 @@ def run(opts: DaemonOptions, engine: EngineAdapter, stop: threading.Event) -> No
             raise DaemonError(fatal[0])
     finally:
         log.info("shutting down")
+        if thrift is not None:
+            thrift.stop()
         if server is not None:
             server.stop(grace=0.5)
         if dataplane is not None:

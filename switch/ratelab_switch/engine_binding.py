@@ -123,6 +123,8 @@ class RustEngine:
         self._pcap_dir = pcap_dir
         self._cpu_port = cpu_port
         self._sw: rust.Switch | None = None
+        # The JSON running now (BMv2's runtime API, bmv2_runtime.py, reads its names).
+        self.program: bytes | None = None
         self._mc_groups: set[int] = set()
         self._clone_sessions: set[int] = set()
         self._dataplane: rust.Dataplane | None = None
@@ -154,6 +156,7 @@ class RustEngine:
                 if self._dataplane is not None:
                     self._dataplane.set_switch(sw)
                 _warn_if_interpreted(sw)
+                self.program = device_config
                 return
             self._sw.reload(device_config)
             _warn_if_interpreted(self._sw)
@@ -164,6 +167,7 @@ class RustEngine:
                 self._sw.clone_session_delete(s)
             self._mc_groups.clear()
             self._clone_sessions.clear()
+            self.program = device_config
 
     # ------------------------------------------------------------ ports (PortTarget)
     def _set_ports(self, port: int | None, **change: object) -> None:

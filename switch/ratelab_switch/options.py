@@ -21,7 +21,6 @@ class OptionsError(Exception):
 
 LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
 IGNORED_WITH_NOTE = {
-    "thrift_port": "no Thrift server; use ratelab-switch-cli over P4Runtime",
     "notifications_addr": "no nanomsg notifications",
     "nanolog": "no nanomsg logging",
     "debugger_addr": "no debugger",
@@ -62,6 +61,7 @@ class DaemonOptions:
     queue_depth: dict[int, int] = field(default_factory=dict)
     queue_rate: dict[int, QueueRate] = field(default_factory=dict)
     link_delay: dict[int, int] = field(default_factory=dict)  # µs; 0: none
+    thrift_port: int | None = None  # BMv2 runtime Thrift server; None: 9090 if free
     notes: list[str] = field(default_factory=list)
 
 
@@ -103,7 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-L", "--log-level", default="info", help="|".join(LOG_LEVELS))
     p.add_argument("--log-flush", action="store_true", help="accepted (logs are line-buffered)")
     p.add_argument("--pcap", dest="pcap", metavar="DIR", help="write per-port pcap files to DIR")
-    p.add_argument("--thrift-port", dest="thrift_port", help="accepted and ignored")
+    p.add_argument(
+        "--thrift-port", dest="thrift_port", help="BMv2 runtime Thrift server port (default 9090)"
+    )
     p.add_argument("--notifications-addr", dest="notifications_addr", help="accepted, ignored")
     p.add_argument("--nanolog", dest="nanolog", help="accepted and ignored")
     p.add_argument("--debugger-addr", dest="debugger_addr", help="accepted and ignored")
@@ -290,6 +292,8 @@ def parse_options(argv: list[str], check_interfaces: bool = True) -> DaemonOptio
         pcap_dir=args.pcap,
         seed=_int(args.seed, "--seed", 0, 2**64 - 1),
     )
+    if args.thrift_port is not None:
+        opts.thrift_port = _int(args.thrift_port, "--thrift-port", 0, 65535)
     for spec in args.interface:
         port_text, at, iface = spec.partition("@")
         if not at or not iface:

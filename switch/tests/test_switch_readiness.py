@@ -82,7 +82,7 @@ def _wait_until_accepting(port: int, proc: subprocess.Popen[bytes], timeout: flo
     raise AssertionError(f"port {port} never accepted")
 
 
-@pytest.mark.parametrize("control", ["grpc"])
+@pytest.mark.parametrize("control", ["grpc", "thrift"])
 def test_a_frame_sent_the_instant_a_control_port_accepts_comes_out(
     control: str, veths: list[tuple[str, str]], tmp_path: Path
 ) -> None:
