@@ -722,6 +722,19 @@ fn copy_header(p: &Program, phv: &mut Phv, dst: u32, src: u32) {
     phv.valid[dst as usize] = phv.valid[src as usize];
 }
 
+/// Zeroes a header's fields and empties its variable-length field (BMv2's
+/// `add_header` on an invalid header).
+fn reset_header(p: &Program, phv: &mut Phv, h: u32) {
+    let hi = &p.headers[h as usize];
+    let f = hi.first_field as usize;
+    phv.vals[f..f + hi.nfields as usize].fill(0);
+    if let Some(v) = &hi.varbit {
+        let vb = &mut phv.varbits[v.slot as usize];
+        vb.0 = 0;
+        vb.1.clear();
+    }
+}
+
 /// Runs action `a` with action data `data`.
 #[inline]
 pub(crate) fn run_action(p: &Program, st: &mut State, pkt: &mut Pkt, a: u32, data: &[Val]) {
@@ -809,9 +822,12 @@ pub(crate) fn run_prims(p: &Program, st: &mut State, pkt: &mut Pkt, prims: &[Pri
                 }
                 pkt.phv.stack_next[*d as usize] = pkt.phv.stack_next[*s as usize];
             }
-            Prim::AddHeader(h) => {
+            Prim::AddHeader(h, reset) => {
                 if let Some(h) = hdr!(h) {
                     if !pkt.phv.valid[h as usize] {
+                        if *reset {
+                            reset_header(p, &mut pkt.phv, h);
+                        }
                         p.set_valid(&mut pkt.phv, h);
                     }
                 }
@@ -827,6 +843,7 @@ pub(crate) fn run_prims(p: &Program, st: &mut State, pkt: &mut Pkt, prims: &[Pri
                 p.set_opt(&mut pkt.phv, p.sm.egress_spec, 511);
                 p.set_opt(&mut pkt.phv, p.sm.mcast_grp, 0);
             }
+            Prim::NoOp => {}
             Prim::RegRead(l, r, i) => {
                 let i = ev!(i);
                 let v = idx(i, p.registers[*r as usize].size)
@@ -863,11 +880,8 @@ pub(crate) fn run_prims(p: &Program, st: &mut State, pkt: &mut Pkt, prims: &[Pri
             Prim::HashOffset(l, base, calc, size) => {
                 let h = calculate(p, st, pkt, *calc) as Val;
                 let (b, s) = (ev!(base), ev!(size));
-                let v = if s > 0 {
-                    b.wrapping_add(h % s)
-                } else {
-                    b.wrapping_add(h)
-                };
+                // BMv2 takes a size of 0 as 1: the result is the base.
+                let v = if s > 0 { b.wrapping_add(h % s) } else { b };
                 p.store(l, &mut pkt.phv, data, v);
             }
             Prim::RngUniform(l, lo, hi) => {

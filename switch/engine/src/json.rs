@@ -111,6 +111,17 @@ impl<'a> J<'a> {
         }
     }
 
+    /// A boolean flag that may also be written as an integer (`0` / `1`),
+    /// as some compilers write a field's signedness; BMv2 reads it with
+    /// JSON-to-bool conversion, so any non-zero integer is `true`.
+    pub fn flag(&self) -> R<bool> {
+        match self.v {
+            Value::Bool(b) => Ok(*b),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.as_i64() != Some(0)),
+            _ => self.err("expected a boolean or an integer (0 / 1)"),
+        }
+    }
+
     pub fn opt_bool(&self, key: &str, default: bool) -> R<bool> {
         match self.opt(key) {
             Some(j) => j.bool(),

@@ -37,6 +37,8 @@ pub(crate) struct HeaderInfo {
     pub union: Option<u32>,
     /// The fixed part as whole-byte words, when it falls into them.
     pub wire: Option<Box<[crate::wire::Word]>>,
+    /// The header type (an index in the JSON's `header_types`).
+    pub type_id: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -119,6 +121,16 @@ pub(crate) enum Expr {
     USatCast(Box<Expr>, Box<Expr>),
     LastStackIndex(u32),
     SizeStack(u32),
+    /// Header equality as BMv2 has it: same header type, both valid, every
+    /// field (and the variable-length bytes) equal. 1 / 0.
+    HdrEq(HdrRef, HdrRef),
+    /// Header union equality as BMv2 has it: both valid, the same member
+    /// valid, and that member's headers equal. 1 / 0.
+    UnionEq(u32, u32),
+    /// `==` on the variable-length fields of two headers (by header): equal
+    /// values, as BMv2 compares them (numerically: leading zero bytes do
+    /// not count). 1 / 0.
+    VarbitEq(u32, u32),
 }
 
 /// What an expression needs at run time besides itself.
@@ -319,7 +331,54 @@ impl Expr {
             }
             Expr::LastStackIndex(s) => c.phv.stack_next[*s as usize] as Val - 1,
             Expr::SizeStack(s) => c.phv.stack_next[*s as usize] as Val,
+            Expr::HdrEq(a, z) => match (a.resolve(c), z.resolve(c)) {
+                (Some(a), Some(z)) => b(headers_equal(c, a, z)),
+                _ => 0,
+            },
+            Expr::UnionEq(a, z) => {
+                let valid_member = |u: u32| {
+                    (c.prog.unions[u as usize].headers.iter())
+                        .position(|&h| c.phv.valid[h as usize])
+                };
+                match (valid_member(*a), valid_member(*z)) {
+                    (Some(i), Some(j)) if i == j => b(headers_equal(
+                        c,
+                        c.prog.unions[*a as usize].headers[i],
+                        c.prog.unions[*z as usize].headers[j],
+                    )),
+                    _ => 0,
+                }
+            }
+            Expr::VarbitEq(a, z) => {
+                let bytes = |h: u32| match &c.prog.headers[h as usize].varbit {
+                    Some(v) => {
+                        let b = &c.phv.varbits[v.slot as usize].1;
+                        &b[b.iter().take_while(|&&x| x == 0).count()..]
+                    }
+                    None => &[],
+                };
+                b(bytes(*a) == bytes(*z))
+            }
         }
+    }
+}
+
+/// BMv2's `Header::cmp`: the same header type, both valid, and every field
+/// equal (the variable-length field by its bytes). Two invalid headers are
+/// not equal.
+fn headers_equal(c: &EvalCtx, a: u32, z: u32) -> bool {
+    let (ha, hz) = (&c.prog.headers[a as usize], &c.prog.headers[z as usize]);
+    if ha.type_id != hz.type_id || !c.phv.valid[a as usize] || !c.phv.valid[z as usize] {
+        return false;
+    }
+    let n = ha.nfields as usize;
+    let (fa, fz) = (ha.first_field as usize, hz.first_field as usize);
+    if c.phv.vals[fa..fa + n] != c.phv.vals[fz..fz + n] {
+        return false;
+    }
+    match (&ha.varbit, &hz.varbit) {
+        (Some(va), Some(vz)) => c.phv.varbits[va.slot as usize] == c.phv.varbits[vz.slot as usize],
+        _ => true,
     }
 }
 
@@ -340,9 +399,13 @@ pub(crate) enum Prim {
     AssignHeader(HdrRef, HdrRef),
     AssignUnion(u32, u32),
     AssignStack(u32, u32),
-    AddHeader(HdrRef),
+    /// Marks a header valid; with `true` (BMv2's `add_header`) an invalid
+    /// header's fields are zeroed first, with `false` (`add_header_fast`)
+    /// they are left as they are.
+    AddHeader(HdrRef, bool),
     RemoveHeader(HdrRef),
     MarkToDrop,
+    NoOp,
     RegRead(LField, u32, CExpr),
     RegWrite(u32, CExpr, CExpr),
     Count(u32, CExpr),

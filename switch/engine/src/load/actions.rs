@@ -84,18 +84,69 @@ impl Ld {
                 _ => j.err("jump offset must be a constant inside the action"),
             }
         };
+        // `dst = f(dst_read, a)` or `dst = f(a, b)`: the arithmetic and
+        // bitwise primitives of P4_14 compilers, as assignments of an
+        // expression (so they compile like any assignment).
+        let assign_bin = |op: BinOp, a: &J, z: &J| -> R<Prim> {
+            Ok(Prim::Assign(
+                self.lfield(&params[0], np)?,
+                Expr::Bin(op, Box::new(self.expr(a, np)?), Box::new(self.expr(z, np)?)).into(),
+            ))
+        };
         Ok(match op {
             "assign" | "modify_field" => {
                 if params.len() != 2 && !(op == "modify_field" && params.len() == 3) {
                     n(2)?;
                 }
-                if let Some(p) = self.wide_assign(&params[0], &params[1])? {
-                    return Ok(p);
+                if params.len() == 2 {
+                    if let Some(p) = self.wide_assign(&params[0], &params[1])? {
+                        return Ok(p);
+                    }
                 }
-                Prim::Assign(
-                    self.lfield(&params[0], np)?,
-                    self.expr(&params[1], np)?.into(),
-                )
+                let src = self.expr(&params[1], np)?;
+                let value = match params.get(2) {
+                    // P4_14's modify_field(dst, src, mask): only the bits of
+                    // the mask change, (dst & ~mask) | (src & mask).
+                    Some(mj) => {
+                        let m = self.expr(mj, np)?;
+                        let keep = Expr::Bin(
+                            BinOp::And,
+                            Box::new(self.expr(&params[0], np)?),
+                            Box::new(Expr::BitNot(Box::new(m.clone()))),
+                        );
+                        let put = Expr::Bin(BinOp::And, Box::new(src), Box::new(m));
+                        Expr::Bin(BinOp::Or, Box::new(keep), Box::new(put))
+                    }
+                    None => src,
+                };
+                Prim::Assign(self.lfield(&params[0], np)?, value.into())
+            }
+            "add_to_field" | "subtract_from_field" => {
+                n(2)?;
+                let op = if op == "add_to_field" {
+                    BinOp::Add
+                } else {
+                    BinOp::Sub
+                };
+                assign_bin(op, &params[0], &params[1])?
+            }
+            "add" | "subtract" | "bit_and" | "bit_or" | "bit_xor" | "shift_left"
+            | "shift_right" => {
+                n(3)?;
+                let op = match op {
+                    "add" => BinOp::Add,
+                    "subtract" => BinOp::Sub,
+                    "bit_and" => BinOp::And,
+                    "bit_or" => BinOp::Or,
+                    "bit_xor" => BinOp::Xor,
+                    "shift_left" => BinOp::Shl,
+                    _ => BinOp::Shr,
+                };
+                assign_bin(op, &params[1], &params[2])?
+            }
+            "no_op" => {
+                n(0)?;
+                Prim::NoOp
             }
             "assign_VL" => {
                 n(2)?;
@@ -118,7 +169,7 @@ impl Ld {
                 };
                 Prim::AssignVL(hdr_of(&params[0])?, hdr_of(&params[1])?)
             }
-            "assign_header" => {
+            "assign_header" | "copy_header" => {
                 n(2)?;
                 Prim::AssignHeader(self.hdr_ref(&params[0], np)?, self.hdr_ref(&params[1], np)?)
             }
@@ -142,13 +193,24 @@ impl Ld {
             }
             "add_header" | "setValid" => {
                 n(1)?;
-                Prim::AddHeader(self.hdr_ref(&params[0], np)?)
+                Prim::AddHeader(self.hdr_ref(&params[0], np)?, true)
+            }
+            "add_header_fast" => {
+                n(1)?;
+                Prim::AddHeader(self.hdr_ref(&params[0], np)?, false)
             }
             "remove_header" | "setInvalid" => {
                 n(1)?;
                 Prim::RemoveHeader(self.hdr_ref(&params[0], np)?)
             }
-            "mark_to_drop" | "drop" => Prim::MarkToDrop,
+            "mark_to_drop" | "drop" => {
+                // v1model's mark_to_drop(standard_metadata) names its argument;
+                // P4_14's drop() has none.
+                if params.len() > 1 {
+                    n(0)?;
+                }
+                Prim::MarkToDrop
+            }
             "register_read" => {
                 n(3)?;
                 Prim::RegRead(

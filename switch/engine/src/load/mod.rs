@@ -159,6 +159,8 @@ impl Ld {
         struct HT<'a> {
             fields: Vec<(String, Option<u32>, bool, J<'a>)>,
             max_length: Option<u64>,
+            /// Index in document order: headers of one type compare equal.
+            id: u32,
         }
         let mut types: HashMap<String, HT> = HashMap::new();
         for t in root.get("header_types")?.arr()? {
@@ -181,12 +183,12 @@ impl Ld {
                             "field width {w} not supported (1..={MAX_WIDE} bits)"
                         ));
                     }
-                    if w > 128 && a.len() == 3 && a[2].bool()? {
+                    if w > 128 && a.len() == 3 && a[2].flag()? {
                         return a[2].err("signed fields wider than 128 bits are not supported");
                     }
                     Some(w as u32)
                 };
-                let signed = if a.len() == 3 { a[2].bool()? } else { false };
+                let signed = if a.len() == 3 { a[2].flag()? } else { false };
                 if signed && width.is_some_and(|w| w < 2) {
                     return a[2].err("a signed field needs at least 2 bits");
                 }
@@ -205,10 +207,13 @@ impl Ld {
             if n_var == 1 && max_length.is_none() {
                 return t.err("a header type with a variable-length field needs max_length");
             }
-            if types
-                .insert(name.to_string(), HT { fields, max_length })
-                .is_some()
-            {
+            let id = types.len() as u32;
+            let ht = HT {
+                fields,
+                max_length,
+                id,
+            };
+            if types.insert(name.to_string(), ht).is_some() {
                 return t.err(format!("duplicate header type {name:?}"));
             }
         }
@@ -285,6 +290,7 @@ impl Ld {
                 varbit,
                 union: None,
                 wire: None,
+                type_id: ht.id,
             });
             self.p.valid_init.push(metadata);
             self.pos_to_off.push(pos_to_off);

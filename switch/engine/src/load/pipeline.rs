@@ -299,7 +299,8 @@ impl Ld {
         let base_next = node(t.opt("base_default_next"))?;
         let mut default_entry = None;
         let mut default_const = false;
-        if let Some(d) = t.opt("default_entry") {
+        // `default_action`: the older name (JSON of P4_14 compilers).
+        if let Some(d) = t.opt("default_entry").or_else(|| t.opt("default_action")) {
             let aj = d.get("action_id")?;
             let a = self.action_id(&aj)?;
             if !actions.contains(&a) {

@@ -334,6 +334,15 @@ impl Ld {
             let rj = need(&r, "right")?;
             Ok(f(Box::new(self.expr(&rj, np)?)))
         };
+        if let ("==" | "!=", Some(lj)) = (op, &l) {
+            if let Some(eq) = self.aggregate_eq(lj, &need(&r, "right")?, np)? {
+                return Ok(if op == "==" {
+                    eq
+                } else {
+                    Expr::Not(Box::new(eq))
+                });
+            }
+        }
         Ok(match op {
             "+" => bin(BinOp::Add)?,
             "-" if l.is_none() => un(Expr::Neg)?,
@@ -416,6 +425,78 @@ impl Ld {
             }
             other => return v.get("op")?.err(format!("unknown operation {other:?}")),
         })
+    }
+}
+
+/// What kind of operand a comparison has: headers and unions compare as a
+/// whole (BMv2's `==h` and `==u`), everything else as a value.
+enum Aggregate {
+    Header(HdrRef),
+    Union(u32),
+    Stack,
+    /// A variable-length field (its header's index).
+    Varbit(u32),
+    /// A field wider than 128 bits: its chunks and width.
+    Wide(Vec<u32>, u32),
+    Value,
+}
+
+impl Ld {
+    fn aggregate(&self, j: &J, np: usize) -> R<Aggregate> {
+        let v = j.get("value")?;
+        Ok(match j.get("type")?.str()? {
+            "header" => Aggregate::Header(self.hdr_ref(j, np)?),
+            "header_union" => Aggregate::Union(self.union(&v)?),
+            "header_stack" => Aggregate::Stack,
+            "field" => {
+                let (h, f) = v.pair()?;
+                let full = format!("{h}.{f}");
+                if let Some(&hidx) = self.varbit_fields.get(&full) {
+                    Aggregate::Varbit(hidx)
+                } else if let Some((chunks, w)) = self.wide.get(&full) {
+                    Aggregate::Wide(chunks.clone(), *w)
+                } else {
+                    Aggregate::Value
+                }
+            }
+            "expression"
+                if v.opt("op").and_then(|o| o.v.as_str()) == Some("dereference_header_stack") =>
+            {
+                Aggregate::Header(self.hdr_ref(j, np)?)
+            }
+            _ => Aggregate::Value,
+        })
+    }
+
+    /// `l == r` on two headers or two header unions, as BMv2 evaluates it;
+    /// `None` when the operands are values.
+    fn aggregate_eq(&self, l: &J, r: &J, np: usize) -> R<Option<Expr>> {
+        let (a, z) = (self.aggregate(l, np)?, self.aggregate(r, np)?);
+        Ok(Some(match (a, z) {
+            (Aggregate::Value, Aggregate::Value) => return Ok(None),
+            (Aggregate::Header(a), Aggregate::Header(z)) => Expr::HdrEq(a, z),
+            (Aggregate::Union(a), Aggregate::Union(z)) => Expr::UnionEq(a, z),
+            // p4c compares headers field by field, variable-length and wide
+            // fields included.
+            (Aggregate::Varbit(a), Aggregate::Varbit(z)) => Expr::VarbitEq(a, z),
+            (Aggregate::Wide(a, wa), Aggregate::Wide(z, wz)) if wa == wz => (a.iter().zip(&z))
+                .map(|(&x, &y)| {
+                    Expr::Bin(
+                        BinOp::Eq,
+                        Box::new(Expr::Field(x)),
+                        Box::new(Expr::Field(y)),
+                    )
+                })
+                .reduce(|x, y| Expr::Bin(BinOp::LAnd, Box::new(x), Box::new(y)))
+                .unwrap_or(Expr::Const(1)),
+            (Aggregate::Stack, _) => {
+                return l.err("header stacks cannot be compared (BMv2 has no stack equality)")
+            }
+            (_, Aggregate::Stack) => {
+                return r.err("header stacks cannot be compared (BMv2 has no stack equality)")
+            }
+            _ => return r.err("the two sides of the comparison are of different kinds"),
+        }))
     }
 }
 
