@@ -119,3 +119,59 @@ def test_copy_in_copy_out(build: Builder) -> None:
     assert out[4:6].hex() == "0606"
     # set_element(s[meta.i]) with meta.i = 0 at the call: s[0].a = 0x77, s[1] unchanged.
     assert out[6:].hex() == "77080900"
+
+
+# ---- order of side effects ----------------------------------------------------------------
+
+
+def test_side_effects_left_to_right(build: Builder) -> None:
+    # h: sum same concat(2) and_skip or_skip cond_then t e idx a b reg; s[0] s[1]
+    frame = bytes.fromhex("00 00 0000 00 00 00 10 20 0a 0b 00 00aa bb")
+    out = one_packet(build, "corners/side_effect_order.p4", frame)
+    assert out[0] == 0x0B  # v + bump(v): 5 read before bump makes it 6
+    assert out[1] == 0x00  # v == bump(v): 5 == 6
+    assert out[2:4].hex() == "0506"  # v ++ bump(v)
+    assert out[4] == 0x07  # `and_skip == 1 && bump(w) > 0`: bump skipped, w = 7
+    assert out[5] == 0x0C  # `or_skip == 0 || bump(w2) > 0`: bump skipped, 3 + 9
+    assert out[6:9].hex() == "111120"  # `?:` ran bump(t) only: t = 0x11, e = 0x20
+    assert out[9] == 0x01  # s[i] = set_index(i): the target taken with i = 0 ...
+    assert out[13:].hex() == "55bb"  # ... so s[0] = 0x55, s[1] unchanged
+    assert out[10:12].hex() == "000b"  # h = {..., h.b, h.a, ...} swapped a and b
+    assert out[12] == 0x03  # r.write(i, bump(i)) wrote at the old i (2) the value 3
+
+
+# ---- parser errors ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ("0108aabb", 0),  # an 8-bit varbit: NoError
+        ("0240aabbccddeeff0011", 4),  # 64 bits into varbit<32>: HeaderTooShort
+        ("03000102", 3),  # a third element into a 2-element stack: StackOutOfBounds
+        ("0400aabb", 1),  # a 32-bit header from 2 bytes: PacketTooShort
+        ("0500", 2),  # no select case: NoMatch
+        ("0601", 7),  # verify(false, error.Custom): the first program error, 7
+        ("070c0102", 6),  # advance(12): not whole bytes, ParserInvalidArgument
+        ("0800", 0),
+    ],
+)
+def test_parser_error_values(build: Builder, frame: str, code: int) -> None:
+    out = one_packet(build, "corners/parser_errors.p4", bytes.fromhex(frame))
+    assert out[0] == code
+
+
+def test_errors_list_and_varbit_length(build: Builder) -> None:
+    c = build("corners/parser_errors.p4")
+    # p4c's order, which fixes the values BMv2 gives its own errors: core.p4 first.
+    assert c.json["errors"] == [
+        ["NoError", 0], ["PacketTooShort", 1], ["NoMatch", 2], ["StackOutOfBounds", 3],
+        ["HeaderTooShort", 4], ["ParserTimeout", 5], ["ParserInvalidArgument", 6],
+        ["Custom", 7],
+    ]  # fmt: skip
+    # BMv2 reads extract_VL's length only from an `expression` parameter.
+    [op] = [o for o in c.parse_state("varbit_len")["parser_ops"] if o["op"] == "extract_VL"]
+    assert op["parameters"][1] == {
+        "type": "expression",
+        "value": {"type": "field", "value": ["sel", "len"]},
+    }

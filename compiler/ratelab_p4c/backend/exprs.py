@@ -13,6 +13,7 @@ from .. import ast as A
 from .. import types as T
 from ..errors import CompileError
 from . import jsonutil as J
+from .aliasing import has_call
 from .scope import ExprVal, RuntimeData, Scope
 from .storage import (
     FieldLoc,
@@ -102,12 +103,9 @@ class ExprLowering:
             if isinstance(cv, bool):
                 return J.boolean(cv), True
             return const_node(cv, e.type, self.lw, width if width else width_hint(e)), False
-        if isinstance(e, A.Member | A.Ternary | A.MethodCallExpression) or (
-            isinstance(e, A.BinaryOp) and e.op in ("&&", "||")
-        ):
-            pre = self.scope.lookup(e)  # a value computed ahead (table applications)
-            if isinstance(pre, ExprVal):
-                return pre.node, pre.is_bool
+        pre = self.scope.lookup(e)  # a value computed ahead (table applications, ...)
+        if isinstance(pre, ExprVal):
+            return pre.node, pre.is_bool
         if isinstance(e, A.PathExpression | A.Member | A.ArrayIndex):
             special = self._special_member(e)
             if special is not None:
@@ -139,6 +137,8 @@ class ExprLowering:
         if isinstance(e, A.BinaryOp):
             return self._binary(e)
         if isinstance(e, A.Ternary):
+            if has_call(e.then) or has_call(e.otherwise):
+                return self._branching_ternary(e, width)
             cond = self.boolean(e.cond)
             rbool = isinstance(T.strip_newtype(e.type or T.VOID), T.BoolType)
             w = width_hint(e) or width
@@ -184,6 +184,8 @@ class ExprLowering:
     def _binary(self, e: A.BinaryOp) -> tuple[J.Node, bool]:
         o = e.op
         if o in ("&&", "||"):
+            if has_call(e.right):
+                return self._short_circuit(e)
             left = self.boolean(e.left)
             right = self.boolean(e.right)
             return J.op("and" if o == "&&" else "or", left, right), True
@@ -192,7 +194,7 @@ class ExprLowering:
             return (eq, True) if o == "==" else (J.op("not", None, eq), True)
         if o in _COMPARE:
             w = width_hint(e.left) or width_hint(e.right)
-            left = self.data(e.left, w)
+            left = self._ahead_of(e.right, e.left, self.data(e.left, w))
             right = self.data(e.right, w)
             return J.op(o, left, right), True
         t = T.strip_newtype(e.type or T.VOID)
@@ -201,7 +203,7 @@ class ExprLowering:
         if o == "++":
             wl = width_hint(e.left) or 0
             wr = width_hint(e.right) or 0
-            left = self.data(e.left, wl)
+            left = self._ahead_of(e.right, e.left, self.data(e.left, wl))
             right = self.data(e.right, wr)
             if is_signed(e.right.type or T.VOID):
                 right = J.mask(right, wr)
@@ -209,7 +211,7 @@ class ExprLowering:
                 left = J.mask(left, wl)
             node = J.op("|", J.op("<<", left, J.hexstr(wr, 32)), right)
             return (J.wrap(node, w, True) if signed else node), False
-        left = self.data(e.left, w)
+        left = self._ahead_of(e.right, e.left, self.data(e.left, w))
         shift = o in ("<<", ">>")
         right = self.data(e.right, None if shift else w)
         if o in ("+", "-", "*", "<<"):
@@ -220,6 +222,62 @@ class ExprLowering:
         if o in ("&", "|", "^", ">>", "/", "%"):
             return J.op(o, left, right), False
         raise CompileError(f"unsupported operator {o}", e.loc)
+
+    # ------------------------------------------------------------------ side effects
+    def snapshot(self, e: A.Expression, node: J.Node, is_bool: bool) -> J.Node:
+        """An operand's value read now into a temporary: a call evaluated after it
+        may change what the operand reads (P4 evaluates left to right)."""
+        if self.sink is None or node.get("type") in ("hexstr", "bool", "local"):
+            return node
+        t = T.BOOL if is_bool else T.strip_newtype(e.type or T.VOID)
+        if not isinstance(t, T.BitsType | T.BoolType | T.EnumType):
+            return node
+        tmp = self.lw.storage.new_scalar(self.lw.fresh("tmp"), t)
+        field = self.lw.field_node(tmp)
+        self.sink.assign(field, J.b2d(node) if is_bool else node)
+        return J.d2b(field) if is_bool else field
+
+    def _ahead_of(self, later: A.Expression, e: A.Expression, node: J.Node) -> J.Node:
+        """node (the data value of e), read before `later` runs its calls."""
+        return self.snapshot(e, node, False) if has_call(later) else node
+
+    def _jumps(self, e: A.Expression) -> Sink:
+        if self.sink is None or not self.sink.supports_jumps:
+            raise CompileError(
+                "a call that changes its arguments cannot be evaluated conditionally "
+                "(in `&&`, `||` or `?:`) here on this target",
+                e.loc,
+            )
+        return self.sink
+
+    def _short_circuit(self, e: A.BinaryOp) -> tuple[J.Node, bool]:
+        """`a && b` / `a || b` whose `b` runs a call: `b` is evaluated only when `a`
+        does not decide the result, with a jump in the action."""
+        sink = self._jumps(e)
+        result = self.lw.storage.new_scalar(self.lw.fresh("tmp"), T.BOOL)
+        field = self.lw.field_node(result)
+        sink.assign(field, J.b2d(self.boolean(e.left)))
+        decided = J.d2b(field) if e.op == "||" else J.op("not", None, J.d2b(field))
+        j = sink.jump_if_zero(J.b2d(J.op("not", None, decided)), e.loc)
+        sink.assign(field, J.b2d(self.boolean(e.right)))
+        sink.patch(j, sink.here())
+        return J.d2b(field), True
+
+    def _branching_ternary(self, e: A.Ternary, width: int | None) -> tuple[J.Node, bool]:
+        """`c ? x : y` with a call in x or y: only the chosen branch is evaluated."""
+        sink = self._jumps(e)
+        rbool = isinstance(T.strip_newtype(e.type or T.VOID), T.BoolType)
+        t = T.BOOL if rbool else T.strip_newtype(e.type or T.VOID)
+        result = self.lw.storage.new_scalar(self.lw.fresh("tmp"), t)
+        field = self.lw.field_node(result)
+        w = None if rbool else (width_hint(e) or width)
+        j_else = sink.jump_if_zero(J.b2d(self.boolean(e.cond)), e.loc)
+        sink.assign(field, self.data(e.then, w))
+        j_end = sink.jump(e.loc)
+        sink.patch(j_else, sink.here())
+        sink.assign(field, self.data(e.otherwise, w))
+        sink.patch(j_end, sink.here())
+        return (J.d2b(field), True) if rbool else (field, False)
 
     def _composite_eq(self, left: A.Expression, right: A.Expression) -> J.Node:
         """Equality of headers, structs, unions, stacks and lists, expanded as p4c's

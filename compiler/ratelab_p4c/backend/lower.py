@@ -410,8 +410,11 @@ class Lowering:
         src: J.Node | None = None,
     ) -> None:
         ex = ExprLowering(self, scope, sink)
+        # The target is evaluated before the value (left to right): a run-time stack
+        # index is read before a call in the value can change it.
+        fixed = has_call(rhs) and is_dynamic(lhs)
         if isinstance(lhs, A.Slice):
-            dst = ex.lvalue(lhs.base)
+            dst = self.fixed_lvalue(lhs.base, scope, sink) if fixed else ex.lvalue(lhs.base)
             if not isinstance(dst, FieldLoc):
                 raise CompileError("slices can only be assigned in fields", lhs.loc)
             lo, hi = lhs.lo_value, lhs.hi_value
@@ -419,7 +422,7 @@ class Lowering:
             return
         if isinstance(rhs, A.DontCare):
             return
-        dst = ex.lvalue(lhs)
+        dst = self.fixed_lvalue(lhs, scope, sink) if fixed else ex.lvalue(lhs)
         self.assign_to(dst, rhs, scope, sink, src)
 
     def compound_scope(self, lhs: A.Expression, scope: Scope, sink: Sink) -> Scope:
@@ -455,6 +458,12 @@ class Lowering:
             sink.assign(self.field_node(dst), ex.data(rhs, dst.width), src)
             return
         if isinstance(rhs, A.StructExpression | A.ListExpression):
+            if self._reads_any(rhs, storage_keys(dst), scope):
+                # `h = {h.b, h.a}`: every element is read before anything is written.
+                tmp = self.storage.allocate(self.fresh("tmp"), dst.type, rhs.loc)
+                self.assign_to(tmp, rhs, scope, sink, src)
+                self.copy(dst, tmp, sink, src, rhs.loc)
+                return
             if isinstance(rhs, A.StructExpression):
                 items = [(nf.name, nf.value) for nf in rhs.fields]
             else:
@@ -484,6 +493,35 @@ class Lowering:
         if not isinstance(source, Loc):
             raise CompileError(f"cannot assign `{print_expr(rhs)}` here", rhs.loc)
         self.copy(dst, source, sink, src, rhs.loc)
+
+    def _reads_any(self, e: A.Expression, keys: set[tuple[str, str]], scope: Scope) -> bool:
+        """Whether evaluating e may read storage among keys (or runs a call)."""
+        ex = ExprLowering(self, scope, None)
+        found = False
+
+        def visit(x: A.Expression) -> None:
+            nonlocal found
+            if found or x.const_value is not None:
+                return
+            if isinstance(x, A.PathExpression | A.Member | A.ArrayIndex):
+                if is_dynamic(x):
+                    found = True
+                    return
+                try:
+                    b = ex.binding_of(x)
+                except CompileError:
+                    b = None
+                if isinstance(b, Loc):
+                    found = bool(storage_keys(b) & keys)
+                    return
+            if isinstance(x, A.MethodCallExpression) and has_call(x):
+                found = True
+                return
+            for child in _sub_expressions(x):
+                visit(child)
+
+        visit(e)
+        return found
 
     def copy(
         self, dst: Loc, source: Loc, sink: Sink, src: J.Node | None, loc: SourceLocation | None
@@ -780,6 +818,9 @@ class Lowering:
     def fixed_lvalue(self, e: A.Expression, scope: Scope, sink: Sink) -> Loc:
         """The storage an `out`/`inout` argument names, with run-time stack indices
         read once, now: copy-out writes where the argument pointed at the call."""
+        pre = scope.lookup_lvalue(e)
+        if pre is not None:
+            return pre  # already fixed (the target of a compound assignment)
         inner = scope.child()
         ex = ExprLowering(self, inner, sink)
         for node in _run_time_indices(e):
@@ -844,6 +885,29 @@ class Lowering:
         return self.global_scope
 
     # ------------------------------------------------------------------ externs
+    def ordered_arguments(self, call: A.CallInfo, scope: Scope, sink: Sink) -> Scope:
+        """Arguments of an extern call are evaluated left to right: those before an
+        argument that runs a call are read ahead into temporaries (their expressions
+        bound to them in the returned scope), and their run-time stack indices fixed."""
+        args = self.call_args(call)
+        later = [any(has_call(x) for x in args[i + 1 :]) for i in range(len(args))]
+        if not any(later):
+            return scope
+        inner = scope.child()
+        ex = ExprLowering(self, inner, sink)
+        params = call.func_type.params if call.func_type is not None else []
+        for i, e in enumerate(args):
+            if e is None or not later[i] or e.const_value is not None:
+                continue
+            direction = params[i].direction if i < len(params) else ""
+            if direction in ("out", "inout"):
+                if is_dynamic(e):
+                    inner.bind_lvalue(e, self.fixed_lvalue(e, inner, sink))
+            elif e.type is not None and is_scalar_type(e.type):
+                node, is_bool = ex.value(e, width_hint(e))
+                inner.bind(e, ExprVal(ex.snapshot(e, node, is_bool), e.type, is_bool))
+        return inner
+
     def extern_ref(self, call: A.CallInfo, scope: Scope, loc: SourceLocation | None) -> ExternRef:
         ref = scope.lookup(call.instance)
         if not isinstance(ref, ExternRef):
@@ -855,6 +919,7 @@ class Lowering:
     ) -> None:
         call = mce.call
         assert call is not None
+        scope = self.ordered_arguments(call, scope, sink)
         ex = ExprLowering(self, scope, sink)
         args = self.call_args(call)
         if call.kind == "packet_method" or (
@@ -920,6 +985,7 @@ class Lowering:
     ) -> None:
         call = mce.call
         assert call is not None
+        scope = self.ordered_arguments(call, scope, sink)
         ex = ExprLowering(self, scope, sink)
         args = self.call_args(call)
         name = call.name
@@ -1075,7 +1141,9 @@ class Lowering:
         else:
             elems = [data]
         out: list[J.Node] = []
-        for e in elems:
+        # A field listed before an element that runs a call is read ahead of the call.
+        later = [any(has_call(x) for x in elems[i + 1 :]) for i in range(len(elems))]
+        for i, e in enumerate(elems):
             cv = e.const_value
             if isinstance(cv, int) and not isinstance(cv, bool):
                 w = width_hint(e) or max(cv.bit_length(), 1)
@@ -1093,7 +1161,7 @@ class Lowering:
                 out.append({"type": "header", "value": b.name})
             elif isinstance(b, StructLoc):
                 out.extend(self.field_node(f) for f in flatten_fields(b))
-            elif isinstance(b, FieldLoc) and b.dynamic is None:
+            elif isinstance(b, FieldLoc) and b.dynamic is None and not later[i]:
                 out.append(self.field_node(b))
             else:
                 if sink is None:
@@ -1187,6 +1255,30 @@ def scope_return(scope: Scope) -> ReturnInfo | None:
             return s.return_label
         s = s.parent
     return None
+
+
+def _sub_expressions(e: A.Expression) -> list[A.Expression]:
+    if isinstance(e, A.Member):
+        return [e.expr]
+    if isinstance(e, A.ArrayIndex):
+        return [e.base, e.index]
+    if isinstance(e, A.Slice):
+        return [e.base]
+    if isinstance(e, A.UnaryOp):
+        return [e.operand]
+    if isinstance(e, A.BinaryOp):
+        return [e.left, e.right]
+    if isinstance(e, A.Ternary):
+        return [e.cond, e.then, e.otherwise]
+    if isinstance(e, A.Cast):
+        return [e.expr]
+    if isinstance(e, A.ListExpression):
+        return list(e.elements)
+    if isinstance(e, A.StructExpression):
+        return [f.value for f in e.fields]
+    if isinstance(e, A.MethodCallExpression):
+        return [e.method, *(a.value for a in e.args)]
+    return []
 
 
 def _run_time_indices(e: A.Expression) -> list[A.ArrayIndex]:

@@ -325,7 +325,10 @@ class ParserLowering:
                 raise CompileError("extract needs a header", mce.loc)
             target = self.extract_target(args[0], scope)
             if len(args) > 1 and args[1] is not None:
-                sink.op("extract_VL", [target, J.param(ex.data(args[1], 32))])
+                # BMv2 takes the length only as an `expression` parameter (as p4c
+                # writes it), even when it is a plain field.
+                length = ex.data(args[1], 32)
+                sink.op("extract_VL", [target, {"type": "expression", "value": length}])
             else:
                 sink.op("extract", [target])
         elif call.name == "advance":
