@@ -186,8 +186,19 @@ def _compose(text: str, name: str, col_offset: int = 0) -> yaml.Node | None:
         line, col = (mark.line + 1, mark.column + 1 + col_offset) if mark else (1, 1)
         problem = e.problem or e.context or "invalid YAML"
         raise ConfigError(Location(name, line, col), "", f"invalid YAML: {problem}") from None
+    except yaml.reader.ReaderError as e:
+        # A character YAML does not allow: PyYAML's message spans two lines, and the
+        # place is an offset into the text.
+        before = text[: e.position]
+        line = before.count("\n") + 1
+        col = e.position - before.rfind("\n") + (col_offset if line == 1 else 0)
+        code = ord(e.character) if isinstance(e.character, str) else int(e.character)
+        char = f"#x{code:04x}"
+        problem = f"unacceptable character {char}: {e.reason}"
+        raise ConfigError(Location(name, line, col), "", f"invalid YAML: {problem}") from None
     except yaml.YAMLError as e:
-        raise ConfigError(Location(name, 1, 1), "", f"invalid YAML: {e}") from None
+        problem = " ".join(str(e).split())  # one line, whatever PyYAML wrote
+        raise ConfigError(Location(name, 1, 1), "", f"invalid YAML: {problem}") from None
     if node is not None and col_offset:
         _shift_columns(node, col_offset)
     return node

@@ -1,0 +1,31 @@
+"""Hypothesis profiles for the property and fuzz tests (test_fuzz_*.py).
+
+`quick` (the default, `make test`) runs few examples per test; `fuzz` (`make fuzz`)
+runs RATELAB_FUZZ_CASES of them (default 2000). Choose with RATELAB_FUZZ_PROFILE or
+pytest's --hypothesis-profile.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+# No example database: a failure is reproduced from the seed hypothesis prints, and
+# every defect found is kept as an explicit @example.
+settings.register_profile(
+    "quick",
+    max_examples=int(os.environ.get("RATELAB_QUICK_CASES", "25")),
+    deadline=None,
+    database=None,
+    print_blob=True,
+)
+settings.register_profile(
+    "fuzz",
+    max_examples=int(os.environ.get("RATELAB_FUZZ_CASES", "2000")),
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("RATELAB_FUZZ_PROFILE", "quick"))
