@@ -32,6 +32,7 @@ help:
 	@echo "make run     install what is missing, then run the main job and print its report"
 	@echo "make test    install what is missing, then lint and run every test"
 	@echo "make bench   run the benchmarks; results go to $(RESULTS)/"
+	@echo "make fuzz    run the property and fuzz tests long (engine, compiler, P4Runtime, controller)"
 	@echo "make lint    ruff, rustfmt, clippy (and the component linters)"
 	@echo "make clean   remove build outputs (keeps .venv)"
 

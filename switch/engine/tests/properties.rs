@@ -377,11 +377,22 @@ fn check_program(name: &str, json: &str) {
     }
 }
 
+/// What `make fuzz` quotes (the output shows with `--nocapture`).
+fn report(what: &str, programs: usize, start: std::time::Instant) {
+    println!(
+        "{what}: {programs} programs x {} cases, {:.1} s",
+        cases(),
+        start.elapsed().as_secs_f64()
+    );
+}
+
 #[test]
 fn fixtures_agree_compiled_and_interpreted() {
+    let start = std::time::Instant::now();
     check_program("basic.json", &common::fixture("basic.json"));
     check_program("features.json", &common::fixture("features.json"));
     check_program("parser program", &inline::parser_program());
+    report("fixtures", 3, start);
 }
 
 /// Programs the engine refuses to load, and why (a clean LoadError, checked
@@ -394,6 +405,7 @@ const REFUSED: [(&str, &str); 1] = [(
 
 #[test]
 fn compiled_test_programs_agree_compiled_and_interpreted() {
+    let start = std::time::Instant::now();
     let mut refused = Vec::new();
     for (name, json) in compiled_corpus() {
         match Switch::new(json, 1) {
@@ -403,4 +415,9 @@ fn compiled_test_programs_agree_compiled_and_interpreted() {
     }
     let want: Vec<(&str, String)> = REFUSED.iter().map(|&(n, e)| (n, e.to_string())).collect();
     assert_eq!(refused, want);
+    report(
+        "compiled test programs",
+        compiled_corpus().len() - refused.len(),
+        start,
+    );
 }
