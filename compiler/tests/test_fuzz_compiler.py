@@ -1,0 +1,195 @@
+"""Fuzzing the compiler with mutated P4 sources: the project's P4 test programs and
+router.p4 with tokens deleted, duplicated, swapped or inserted, and cut short. Whatever
+comes in, the compiler either compiles it (exit 0) or reports one error line naming the
+file and the place, with exit status 1: never a traceback, never an internal error.
+
+`make fuzz` runs many more examples (the hypothesis profile `fuzz`, see ../../conftest.py).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+from support.runner import PROGRAMS_DIR, run_compiler
+
+REPO = PROGRAMS_DIR.parents[2]
+INCDIR = PROGRAMS_DIR / "cli" / "incdir"
+SOURCES = [*sorted(PROGRAMS_DIR.glob("*/*.p4")), REPO / "p4src" / "router.p4"]
+TEXTS = {p: p.read_text() for p in SOURCES}
+
+# Whitespace, words, strings, comments, or any other single character: joining the
+# tokens gives back the source exactly.
+_TOKEN = re.compile(r'\s+|\w+|"[^"\n]*"|//[^\n]*|/\*.*?\*/|\S', re.S)
+
+# Tokens worth inserting: P4 keywords and punctuation, edge-case types and literals,
+# preprocessor lines and characters P4 does not have.
+JUNK = [
+    *"{}()[];,<>=:.#@$`\\'\"?!~^|&*+-/%",
+    "<<",
+    ">>",
+    "==",
+    "&&&",
+    "++",
+    "..",
+    "::",
+    "/*",
+    "*/",
+    "\n#",
+    "\n#define X X\n",
+    '\n#include "nothere.p4"\n',
+    "\n#if 1\n",
+    "\n#endif\n",
+    "\n#error x\n",
+    "header",
+    "struct",
+    "enum",
+    "typedef",
+    "const",
+    "extern",
+    "control",
+    "parser",
+    "state",
+    "transition",
+    "select",
+    "apply",
+    "table",
+    "action",
+    "actions",
+    "key",
+    "default_action",
+    "return",
+    "exit",
+    "default",
+    "if",
+    "else",
+    "switch",
+    "tuple",
+    "bit<0>",
+    "bit<1000>",
+    "varbit<8>",
+    "int<1>",
+    "bool",
+    "error",
+    "packet_in",
+    "8w256",
+    "0x",
+    "1/0",
+    "1 % 0",
+    "(bit<4>)",
+    "-1",
+    "99999999999999999999999999999999",
+    '@name("x")',
+    "@priority(1)",
+    "this",
+    "_",
+    "\x00",
+    "é",
+    "\t",
+    "\r",
+]
+
+NUMBERS = [
+    "0",
+    "1",
+    "2",
+    "7",
+    "8",
+    "9",
+    "31",
+    "32",
+    "33",
+    "63",
+    "64",
+    "65",
+    "127",
+    "128",
+    "129",
+    "255",
+    "256",
+    "1024",
+    "65536",
+    "4294967296",
+    "0x0",
+    "0xffffffffffffffffffffffffffffffff",
+    "8w0",
+    "8w255",
+    "1w1",
+    "16s-1",
+    "0b1",
+    "0o7",
+    "2147483648",
+]
+
+
+@st.composite
+def mutated_source(draw: st.DrawFn) -> tuple[Path, str]:
+    path = draw(st.sampled_from(SOURCES))
+    tokens = _TOKEN.findall(TEXTS[path])
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(
+            st.sampled_from(["delete", "duplicate", "swap", "insert", "replace", "truncate"])
+        )
+        i = draw(st.integers(0, len(tokens) - 1))
+        if kind == "delete":
+            del tokens[i]
+        elif kind == "duplicate":
+            tokens.insert(i, tokens[i])
+        elif kind == "swap":
+            j = draw(st.integers(0, len(tokens) - 1))
+            tokens[i], tokens[j] = tokens[j], tokens[i]
+        elif kind == "replace":
+            # A word or number for another: programs that parse but mean something else
+            # (a type for a value, a header for a struct, widths and sizes at their edges).
+            words = [t for t in tokens if t[0].isalnum() or t[0] == "_"]
+            tokens[i] = draw(st.sampled_from(words) | st.sampled_from(NUMBERS))
+        elif kind == "insert":
+            junk = draw(st.sampled_from(JUNK) | st.text(max_size=3) | st.sampled_from(tokens))
+            tokens.insert(i, f" {junk} " if draw(st.booleans()) else junk)
+        else:
+            del tokens[i:]
+        if not tokens:
+            break
+    return path, "".join(tokens)
+
+
+# One error line: file:line:col: error: ..., or error: ... when no place applies.
+_ERROR_LINE = re.compile(r"^(\S+:\d+:\d+: )?error: \S|^ratelab-p4c: error: \S")
+
+
+def check_compiles_or_reports(path: Path, source: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        p4 = Path(tmp) / path.name
+        p4.write_text(source)
+        argv = ["-I", str(path.parent), "-I", str(INCDIR), "-o", tmp, str(p4)]
+        rc, _out, err = run_compiler(argv)
+    assert "Traceback" not in err, err
+    assert rc in (0, 1), f"exit {rc}: {err}"
+    if rc == 1:
+        first = err.splitlines()[0] if err else ""
+        assert _ERROR_LINE.match(first), f"not an error line: {first!r}\n{err}"
+
+
+@given(mutated_source())
+def test_a_mutated_program_compiles_or_gets_one_error_line(case: tuple[Path, str]) -> None:
+    check_compiles_or_reports(*case)
+
+
+@given(st.sampled_from(SOURCES), st.data())
+def test_a_program_cut_anywhere_compiles_or_gets_one_error_line(
+    path: Path, data: st.DataObject
+) -> None:
+    text = TEXTS[path]
+    cut = data.draw(st.integers(0, len(text)))
+    check_compiles_or_reports(path, text[:cut])
+
+
+def test_the_unmutated_programs_compile(tmp_path: Path) -> None:
+    # The mutations start from programs that compile (else every case is an error).
+    for path in SOURCES:
+        argv = ["-I", str(path.parent), "-I", str(INCDIR), "-o", str(tmp_path), str(path)]
+        rc, _out, err = run_compiler(argv)
+        assert rc == 0, f"{path}: {err}"
