@@ -174,7 +174,7 @@ class CoreParams:
     nh_entries: int = 16
     abt_slots: int = 1024
     decay_len: int = 16384
-    pend_depth: int = 256
+    pend_depth: int = 512  # router_core.v's default: every preset's queue limit fits
 
     # Verilog parameter name -> field, for `--param PORTS=8`
     VERILOG_NAMES = {

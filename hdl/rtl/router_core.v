@@ -46,8 +46,9 @@ module router_core #
     parameter ABT_SLOTS = 1024,
     // RED idle-decay table entries per port
     parameter DECAY_LEN = 16384,
-    // per-port pending-packet FIFO (packets); larger queue limits act as it
-    parameter PEND_DEPTH = 256,
+    // per-port pending-packet FIFO (packets); larger queue limits act as it.
+    // 512 holds every AQM preset's queue limit (redok-lte: 400)
+    parameter PEND_DEPTH = 512,
     // ingress frame FIFO depth in beats (a power of two)
     parameter IN_FIFO_DEPTH = 512,
     // egress queue depth in beats (a power of two)

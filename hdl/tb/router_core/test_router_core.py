@@ -175,7 +175,7 @@ async def run_test_registers(dut) -> None:
     # the wrapper's parameters, as CONFIG0..2 report them
     assert tb.params == regmap.CoreParams(
         ports=PORTS, data_width=len(dut.s00_axis_tdata), lpm_entries=16, nh_entries=8,
-        abt_slots=1024, decay_len=16384, pend_depth=256,
+        abt_slots=1024, decay_len=16384, pend_depth=512,
     )  # fmt: skip
     assert await tb.read(regmap.CLK_PER_US) == 250
     # reset values

@@ -16,7 +16,7 @@ module test_router_core #
     parameter NH_ENTRIES = 8,
     parameter ABT_SLOTS = 1024,
     parameter DECAY_LEN = 16384,
-    parameter PEND_DEPTH = 256,
+    parameter PEND_DEPTH = 512,
     parameter IN_FIFO_DEPTH = 512,
     parameter OUT_FIFO_DEPTH = 2048,
     parameter CLK_PER_US = 250,
