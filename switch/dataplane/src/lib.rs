@@ -14,6 +14,7 @@
 //! controller, which drains them with [`Dataplane::next_events`]. The engine
 //! itself never reads a clock.
 
+pub(crate) mod files;
 pub mod pcap;
 pub mod port;
 pub(crate) mod ring;
@@ -69,6 +70,9 @@ pub struct Config {
     pub cpu_port: Option<u32>,
     /// `<iface>_in.pcap` / `<iface>_out.pcap` per port are written here.
     pub pcap_dir: Option<PathBuf>,
+    /// `--use-files WAIT`: the ports are pcap files, not interfaces (see
+    /// `files.rs`); their input is read after this wait.
+    pub use_files: Option<Duration>,
 }
 
 /// Counters of one port, as the loop sees it (the engine keeps its own).
@@ -205,8 +209,20 @@ impl Dataplane {
     /// Opens the ports (an error names the interface) and starts the thread.
     /// Until an engine is set, frames are dropped, as on a switch without a program.
     pub fn start(config: Config, engine: Option<Engine>) -> io::Result<Dataplane> {
+        let mut file_ports = Vec::new();
+        if config.use_files.is_some() {
+            if config.pcap_dir.is_some() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "pcap capture and pcap-file ports cannot be combined",
+                ));
+            }
+            for spec in &config.ports {
+                file_ports.push(files::FilePort::open(spec)?);
+            }
+        }
         let mut ports = Vec::new();
-        for spec in &config.ports {
+        for spec in config.ports.iter().filter(|_| config.use_files.is_none()) {
             let port = Port::open(&spec.iface).map_err(|e| {
                 io::Error::new(
                     e.kind(),
@@ -267,15 +283,22 @@ impl Dataplane {
                     rx.into_iter().chain(tx)
                 }),
         );
-        let worker = Worker::new(shared.clone(), ports, config.cpu_port);
+        let mut run: Box<dyn FnMut() + Send> = match config.use_files {
+            Some(wait) => {
+                let mut w =
+                    files::FileWorker::new(shared.clone(), file_ports, config.cpu_port, wait);
+                Box::new(move || w.run())
+            }
+            None => {
+                let mut w = Worker::new(shared.clone(), ports, config.cpu_port);
+                Box::new(move || w.run())
+            }
+        };
         let s = shared.clone();
         let thread = std::thread::Builder::new()
             .name("dataplane".into())
             .spawn(move || {
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let mut w = worker;
-                    w.run()
-                }));
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut run));
                 if let Err(p) = r {
                     let msg = p
                         .downcast_ref::<&str>()

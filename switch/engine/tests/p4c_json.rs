@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 fn run_both(prog: &str, input: &[u8]) -> Vec<Vec<u8>> {
     let mut compiled = Switch::new(prog, 1).unwrap_or_else(|e| panic!("{e}"));
+    assert!(compiled.compiled(), "{:?}", compiled.compile_error());
     let mut reference = Switch::new(prog, 1).unwrap();
     reference.set_compiled(false);
     compiled.inject(0, input, 0);

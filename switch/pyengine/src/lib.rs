@@ -542,15 +542,18 @@ impl Dataplane {
 #[pymethods]
 impl Dataplane {
     /// Opens `ports` `[(number, iface), ...]` and starts the thread. Frames to
-    /// `cpu_port` become PacketIn events; `pcap_dir` turns on capture. Raises
-    /// OSError naming the interface that cannot be opened.
+    /// `cpu_port` become PacketIn events; `pcap_dir` turns on capture;
+    /// `use_files` (seconds to wait) makes each port the pcap files
+    /// `IFACE_in.pcap` / `IFACE_out.pcap` instead of an interface. Raises
+    /// OSError naming the interface or file that cannot be opened.
     #[new]
-    #[pyo3(signature = (ports, cpu_port = None, pcap_dir = None))]
+    #[pyo3(signature = (ports, cpu_port = None, pcap_dir = None, use_files = None))]
     fn new(
         py: Python<'_>,
         ports: Vec<(u32, String)>,
         cpu_port: Option<u32>,
         pcap_dir: Option<std::path::PathBuf>,
+        use_files: Option<u32>,
     ) -> PyResult<Self> {
         let config = dataplane::Config {
             ports: ports
@@ -559,6 +562,7 @@ impl Dataplane {
                 .collect(),
             cpu_port,
             pcap_dir,
+            use_files: use_files.map(|s| Duration::from_secs(s.into())),
         };
         let dp = py.detach(|| dataplane::Dataplane::start(config, None))?;
         Ok(Dataplane {
