@@ -461,6 +461,38 @@ class EmptyStatement(Statement):
     """`;`"""
 
 
+@dataclass(kw_only=True, eq=False)
+class ForStatement(Statement):
+    """`for (init; cond; update) body` (P4_16 1.2.4): init and update are lists of
+    variable declarations, assignments and calls; cond may be absent (always true)."""
+
+    init: list[Node] = field(default_factory=list)
+    cond: Expression | None = None
+    update: list[Node] = field(default_factory=list)
+    body: Statement
+
+
+@dataclass(kw_only=True, eq=False)
+class ForInStatement(Statement):
+    """`for (T v in lo .. hi) body` (both ends included) or `for (T v in list) body`:
+    var is the loop variable's declaration (no initializer); collection a
+    RangeExpression or a list expression."""
+
+    var: VariableDecl
+    collection: Expression
+    body: Statement
+
+
+@dataclass(kw_only=True, eq=False)
+class BreakStatement(Statement):
+    """`break;` (inside a for loop)."""
+
+
+@dataclass(kw_only=True, eq=False)
+class ContinueStatement(Statement):
+    """`continue;` (inside a for loop)."""
+
+
 # ============================================================================= declarations
 
 

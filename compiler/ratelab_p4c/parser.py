@@ -1012,8 +1012,14 @@ class Parser:
             stmt = ast.EmptyStatement(loc=t.loc)
         elif k == "const":
             stmt = self.parse_const([])
-        elif k in ("break", "continue", "for"):
-            raise self.error(f"'{k}' statements are not supported")
+        elif k == "for":
+            stmt = self.parse_for()
+        elif k in ("break", "continue"):
+            self.advance()
+            self.expect(";", "';'")
+            stmt = (
+                ast.BreakStatement(loc=t.loc) if k == "break" else ast.ContinueStatement(loc=t.loc)
+            )
         elif self.starts_type(t) and not (
             t.kind in ("ID", "error") and self.peek().kind in (".", "(") and t.kind != "_"
         ):
@@ -1046,6 +1052,72 @@ class Parser:
             )
         self.expect(";", "';'")
         return ast.MethodCallStatement(loc=t.loc, call=lhs)
+
+    def parse_for(self) -> ast.Statement:
+        t = self.expect("for")
+        self.expect("(", "'('")
+
+        def loop_variable() -> ast.VariableDecl:
+            annotations = self.parse_annotations()
+            type_ref = self.parse_type_ref()
+            name, loc = self.parse_name("a variable name")
+            if not self.at("in"):
+                raise _Backtrack()
+            return ast.VariableDecl(loc=loc, annotations=annotations, name=name, type_ref=type_ref)
+
+        var = self.speculate(loop_variable)
+        if var is not None:
+            self.expect("in", "'in'")
+            collection = self.parse_expression()
+            if self.at(".."):
+                self.advance()
+                hi = self.parse_expression()
+                collection = ast.RangeExpression(loc=collection.loc, lo=collection, hi=hi)
+            self.expect(")", "')'")
+            body = self.parse_statement()
+            return ast.ForInStatement(loc=t.loc, var=var, collection=collection, body=body)
+        init = self.parse_for_clauses(";")
+        self.expect(";", "';'")
+        cond = None if self.at(";") else self.parse_expression()
+        self.expect(";", "';'")
+        update = self.parse_for_clauses(")")
+        self.expect(")", "')'")
+        body = self.parse_statement()
+        return ast.ForStatement(loc=t.loc, init=init, cond=cond, update=update, body=body)
+
+    def parse_for_clauses(self, end: str) -> list[ast.Node]:
+        """The comma-separated declarations, assignments and calls of a for loop's init
+        or update part (each parsed as the statement it is, without its `;`)."""
+        out: list[ast.Node] = []
+        while not self.at(end):
+            t = self.tok
+            if self.starts_type(t) and not (
+                t.kind in ("ID", "error") and self.peek().kind in (".", "(", "=", "[")
+            ):
+                type_ref = self.parse_type_ref()
+                name, loc = self.parse_name("a variable name")
+                init = self.parse_initializer() if self.accept("=") else None
+                out.append(ast.VariableDecl(loc=loc, name=name, type_ref=type_ref, init=init))
+            else:
+                lhs = self.parse_expression(PREFIX_PRECEDENCE)
+                if self.accept("="):
+                    out.append(
+                        ast.AssignmentStatement(loc=t.loc, lhs=lhs, rhs=self.parse_expression())
+                    )
+                elif (op := self.compound_assignment_operator()) is not None:
+                    op_tok = self.tok
+                    rhs = self.parse_expression()
+                    value = ast.BinaryOp(loc=op_tok.loc, op=op, left=lhs, right=rhs)
+                    out.append(ast.AssignmentStatement(loc=t.loc, lhs=lhs, rhs=value, compound=op))
+                elif isinstance(lhs, ast.MethodCallExpression):
+                    out.append(ast.MethodCallStatement(loc=t.loc, call=lhs))
+                else:
+                    raise self.error(
+                        f"syntax error: expected '=' or a call, found {self.describe(self.tok)}"
+                    )
+            if not self.accept(","):
+                break
+        return out
 
     def compound_assignment_operator(self) -> str | None:
         """The operator of a compound assignment (`+=`, `>>=`, `|+|=`, ...) at the current

@@ -113,6 +113,7 @@ class _Context:
     in_parser: bool = False
     in_function: bool = False
     control: ast.ControlDecl | None = None  # the control being checked, if any
+    loops: int = 0  # for loops around the statement being checked
 
 
 def _fixed_width_struct(t: StructType) -> bool:
@@ -1510,6 +1511,12 @@ class Checker:
                 self.coerce(s.value, rt, "in return")
         elif isinstance(s, ast.EmptyStatement):
             pass
+        elif isinstance(s, ast.ForStatement | ast.ForInStatement):
+            self.check_for(s, scope)
+        elif isinstance(s, ast.BreakStatement | ast.ContinueStatement):
+            if self.ctx.loops == 0:
+                word = "break" if isinstance(s, ast.BreakStatement) else "continue"
+                raise _err(f"'{word}' outside a for loop", s)
         elif isinstance(s, ast.VariableDecl):
             self.check_variable(s, scope)
         elif isinstance(s, ast.ConstDecl):
@@ -1518,6 +1525,39 @@ class Checker:
             raise _err("instantiations are not allowed inside blocks", s)
         else:
             raise _err(f"{type(s).__name__} is not supported here", s)
+
+    def check_for(self, s: ast.ForStatement | ast.ForInStatement, scope: Scope) -> None:
+        if self.ctx.in_parser:
+            raise _err("'for' is not allowed in a parser", s)
+        inner = Scope(scope)
+        if isinstance(s, ast.ForStatement):
+            for x in s.init:
+                self.check_statement(x, inner)
+            if s.cond is not None:
+                ct = self.check_expr(s.cond, inner)
+                if not isinstance(ct, BoolType):
+                    raise _err(f"condition must be bool, got {ct}", s.cond)
+            for x in s.update:
+                self.check_statement(x, inner)
+        else:
+            self.check_variable(s.var, inner)
+            t = s.var.type
+            c = s.collection
+            if isinstance(c, ast.RangeExpression):
+                for end in (c.lo, c.hi):
+                    self.check_expr(end, scope, t)
+                    self.coerce(end, t, "in for range")
+            elif isinstance(c, ast.ListExpression):
+                for x in c.elements:
+                    self.check_expr(x, scope, t)
+                    self.coerce(x, t, "in for list")
+            else:
+                raise _err("a for loop iterates over `lo .. hi` or a list expression", c)
+        self.ctx.loops += 1
+        try:
+            self.check_statement(s.body, Scope(inner))
+        finally:
+            self.ctx.loops -= 1
 
     def check_switch(self, s: ast.SwitchStatement, scope: Scope) -> None:
         if self.ctx.in_parser:

@@ -6,10 +6,12 @@ and BMv2's documented semantics, in the comments next to them."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support.builder import Builder
+from support.runner import compile_file
 
 ratelab_engine = pytest.importorskip("ratelab_engine")
 
@@ -175,3 +177,73 @@ def test_errors_list_and_varbit_length(build: Builder) -> None:
         "type": "expression",
         "value": {"type": "field", "value": ["sel", "len"]},
     }
+
+
+# ---- for loops ----------------------------------------------------------------------------
+
+
+def test_for_loops_unrolled(build: Builder) -> None:
+    out = one_packet(build, "corners/for_loops.p4", bytes(7) + bytes([3, 5, 0, 7]))
+    assert out[0] == 3 + 5 + 0 + 7  # for (i in 0 .. 3): both ends included
+    assert out[1] == 4  # for (i = 0; i < 8; i = i + 2)
+    assert out[2] == 1 + 2 + 5  # for (x in {1, 2, s[1].v})
+    assert out[3] == 2  # break at the first zero element
+    assert out[4] == 3 + 5 + 7  # continue past the even ones
+    assert out[5] == 1 + 2 + 3  # triangle(3): the function's loop breaks at k = 4
+    assert out[6] == 5  # a variable declared outside keeps the loop's last value
+
+
+PRELUDE = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct headers { h_t h; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta,
+         inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control EG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+control IG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+"""
+MAIN = "V1Switch(P(), VC(), IG(), EG(), CC(), D()) main;\n"
+
+
+def compile_error(tmp_path: Path, ingress: str) -> str:
+    """The one-line error for a program whose ingress body is `ingress`."""
+    src = tmp_path / "prog.p4"
+    src.write_text(PRELUDE + ingress + "\n}\n" + MAIN)
+    result = compile_file(src, tmp_path / "out")
+    assert result.returncode == 1, result.describe()
+    assert "Traceback" not in result.stderr
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"{src}:"), first
+    return first
+
+
+@pytest.mark.parametrize(
+    ("ingress", "words"),
+    [
+        (
+            "apply { for (bit<8> i = 0; i < hdr.h.a; i = i + 1) { sm.egress_spec = 1; } }",
+            ("cannot be unrolled", "compile time"),
+        ),
+        (
+            "apply { for (bit<8> i in 0 .. 3) { i = 2; } }",
+            ("cannot be unrolled", "assigns the loop variable"),
+        ),
+        (
+            "apply { for (bit<8> i in 0 .. 3) { if (hdr.h.a == i) { break; } } }",
+            ("`break`", "actions and functions"),
+        ),
+        ("apply { for (bit<32> i = 0; true; i = i + 1) { } }", ("more than 1024",)),
+        ("apply { break; }", ("outside a for loop",)),
+    ],
+)
+def test_for_loops_that_cannot_be_unrolled(tmp_path: Path, ingress: str, words: tuple) -> None:
+    line = compile_error(tmp_path, ingress)
+    for w in words:
+        assert w in line, line

@@ -215,6 +215,19 @@ class ControlLowering:
             return True
         if isinstance(s, A.IfStatement):
             return self.if_statement(s, scope, out)
+        if isinstance(s, A.ForStatement | A.ForInStatement):
+            return self.lw.unroll(
+                s,
+                scope,
+                lambda: self.sink(s.loc),
+                lambda inner: self.statement(s.body, inner, out),
+            )
+        if isinstance(s, A.BreakStatement | A.ContinueStatement):
+            raise CompileError(
+                "`break` and `continue` are supported only in for loops inside actions and "
+                "functions on this target (a control's apply block has no jumps in BMv2)",
+                s.loc,
+            )
         if isinstance(s, A.SwitchStatement):
             return self.switch_statement(s, scope, out)
         if isinstance(s, A.ReturnStatement):

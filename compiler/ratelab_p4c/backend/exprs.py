@@ -410,6 +410,10 @@ class ExprLowering:
                     )
                 return base.elements[idx]
             index = self.data(e.index)
+            if index.get("type") == "hexstr":  # a loop variable: known here
+                i = int(index["value"], 16)
+                if 0 <= i < len(base.elements):
+                    return base.elements[i]
             dyn = J.op(
                 "dereference_header_stack", {"type": "header_stack", "value": base.name}, index
             )

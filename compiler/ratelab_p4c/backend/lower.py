@@ -3,6 +3,7 @@ primitives (shared by actions, synthesized control-flow actions and parser state
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,8 @@ from .. import types as T
 from ..errors import CompileError, SourceLocation
 from . import jsonutil as J
 from .aliasing import OuterStorage, has_call, is_dynamic, storage_keys
-from .exprs import ExprLowering, print_expr, width_hint
+from .exprs import ExprLowering, const_node, print_expr, width_hint
+from .loops import LoopControl, iterations
 from .model import ActionInfo, ActionParamInfo, ControlPlaneModel, DigestInfo
 from .names import annotations_of, cp_name, id_annotation
 from .scope import ExprVal, ExternRef, Owner, RuntimeData, Scope
@@ -330,10 +332,80 @@ class Lowering:
             scope.bind(s, ExprVal(ex.data(s.value), s.type or T.INT))
         elif isinstance(s, A.EmptyStatement):
             pass
+        elif isinstance(s, A.ForStatement | A.ForInStatement):
+            self.unroll(s, scope, lambda: sink, lambda inner: self.stmt(s.body, inner, sink))
+        elif isinstance(s, A.BreakStatement | A.ContinueStatement):
+            self.loop_jump(s, scope, sink)
         else:
             raise CompileError(
                 f"statement `{type(s).__name__}` is not supported on this target", s.loc
             )
+
+    def unroll(
+        self,
+        s: A.ForStatement | A.ForInStatement,
+        scope: Scope,
+        sink_for: Callable[[], Sink],
+        body: Callable[[Scope], bool | None],
+    ) -> bool:
+        """Lower a for loop as one copy of its body per iteration (loops.py). body
+        lowers one copy in a scope binding the loop variables; it returns False when
+        control cannot go on after it (return/exit). Returns the same for the loop."""
+        ctl = LoopControl()
+        final: dict[A.Node, Any] = {}
+        goes_on = True
+        for env in iterations(s, final):
+            inner = scope.child()
+            inner.loop = ctl
+            for decl, value in env.items():
+                self.bind_loop_value(decl, value, inner, sink_for)
+            ctl.continues = []
+            goes_on = body(inner) is not False
+            if ctl.continues:
+                sink = sink_for()
+                for j in ctl.continues:
+                    sink.patch(j, sink.here())
+            if not goes_on:
+                break
+        if ctl.breaks:
+            sink = sink_for()
+            for j in ctl.breaks:
+                sink.patch(j, sink.here())
+        for decl, value in final.items():
+            # A variable declared before the loop keeps the value the loop left in it.
+            dst = scope.lookup(decl)
+            if isinstance(dst, FieldLoc):
+                if isinstance(value, bool):
+                    node = J.hexstr(int(value), 1)
+                else:
+                    node = const_node(value, dst.type, self, dst.width)
+                sink_for().assign(self.field_node(dst), node)
+        return goes_on
+
+    def bind_loop_value(
+        self, decl: A.Node, value: Any, scope: Scope, sink_for: Callable[[], Sink]
+    ) -> None:
+        t = getattr(decl, "type", None) or T.INT
+        if isinstance(value, A.Expression):
+            # A list element known only at run time: the variable holds a copy of it.
+            loc = self.storage.allocate(getattr(decl, "name", "v"), t, value.loc)
+            scope.bind(decl, loc)
+            self.assign_to(loc, value, scope, sink_for())
+        elif isinstance(value, bool):
+            scope.bind(decl, ExprVal(J.boolean(value), t, True))
+        else:
+            scope.bind(decl, ExprVal(const_node(value, t, self), t))
+
+    def loop_jump(self, s: A.Node, scope: Scope, sink: Sink) -> None:
+        word = "break" if isinstance(s, A.BreakStatement) else "continue"
+        ctl = scope_loop(scope)
+        if ctl is None or not sink.supports_jumps:
+            raise CompileError(
+                f"`{word}` is supported only in a for loop inside an action or a function "
+                "on this target (a control's apply block has no jumps in BMv2)",
+                s.loc,
+            )
+        (ctl.breaks if word == "break" else ctl.continues).append(sink.jump(s.loc))
 
     def value_switch(self, s: A.SwitchStatement, scope: Scope, sink: Sink) -> None:
         """switch on a value inside an action: a chain of comparisons with jumps."""
@@ -1246,6 +1318,17 @@ class Lowering:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def scope_loop(scope: Scope) -> LoopControl | None:
+    s: Scope | None = scope
+    while s is not None:
+        if s.loop is not None:
+            return s.loop  # type: ignore[no-any-return]
+        if s.return_label is not None:
+            return None  # a callee's body: its caller's loop is out of reach
+        s = s.parent
+    return None
 
 
 def scope_return(scope: Scope) -> ReturnInfo | None:

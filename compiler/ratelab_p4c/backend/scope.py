@@ -58,6 +58,8 @@ class Scope:
     # Bit slices passed as out/inout arguments of the call this scope belongs to:
     # (destination field, lo, hi, temporary) written back by Lowering.copy_back.
     copy_back: list[tuple[Any, int, int, Any]] = field(default_factory=list)
+    # The innermost for loop being unrolled (loops.LoopControl), for break/continue.
+    loop: Any = None
     # L-value expressions already lowered (the target of a compound assignment).
     lvalues: dict[A.Node, Any] = field(default_factory=dict)
 
