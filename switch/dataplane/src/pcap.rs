@@ -55,7 +55,9 @@ pub fn read_records(path: &Path, file: &mut File) -> io::Result<Vec<(u64, Vec<u8
     file.read_to_end(&mut data)?;
     let name = path.display();
     if data.len() < 24 {
-        return Err(bad(format!("{name}: not a pcap file (shorter than its header)")));
+        return Err(bad(format!(
+            "{name}: not a pcap file (shorter than its header)"
+        )));
     }
     let magic = u32::from_le_bytes(data[0..4].try_into().unwrap());
     let (little, nanos) = match magic {
@@ -69,7 +71,11 @@ pub fn read_records(path: &Path, file: &mut File) -> io::Result<Vec<(u64, Vec<u8
                  (convert it with `editcap -F pcap`)"
             )))
         }
-        _ => return Err(bad(format!("{name}: not a pcap file (magic {magic:#010x})"))),
+        _ => {
+            return Err(bad(format!(
+                "{name}: not a pcap file (magic {magic:#010x})"
+            )))
+        }
     };
     let word = |b: &[u8]| {
         let a: [u8; 4] = b.try_into().unwrap();
@@ -157,7 +163,11 @@ mod tests {
         w.flush().unwrap();
         let mut b = std::fs::read(&path).unwrap();
         b.pop();
-        assert!(err(&b).ends_with("record 0 is cut short (its data)"), "{}", err(&b));
+        assert!(
+            err(&b).ends_with("record 0 is cut short (its data)"),
+            "{}",
+            err(&b)
+        );
         b[24 + 8] = 2; // caplen 2 of 4
         b.truncate(24 + 16 + 2);
         assert!(err(&b).ends_with("record 0 was captured short (2 of 4 bytes)"));
