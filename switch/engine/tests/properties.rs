@@ -13,7 +13,7 @@ mod common;
 mod inline;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
-use ratelab_engine::{MatchKind, MatchValue, Switch};
+use ratelab_engine::{CloneSession, MatchKind, MatchValue, Replica, Switch};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -42,6 +42,22 @@ enum Op {
     Delete {
         table: usize,
         nth: usize,
+    },
+    /// A multicast group (`clone` false) or clone session of that id.
+    Replicas {
+        id: u32,
+        clone: bool,
+        replicas: Vec<(u32, u32)>,
+        truncate: Option<usize>,
+    },
+    Register {
+        nth: usize,
+        index: usize,
+        value: u128,
+    },
+    ValueSet {
+        nth: usize,
+        value: u128,
     },
     Check {
         dt: u64,
@@ -117,6 +133,10 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (idx(), idx(), prop::collection::vec(value(), 0..5))
             .prop_map(|(table, action, params)| Op::Default { table, action, params }),
         1 => (idx(), idx()).prop_map(|(table, nth)| Op::Delete { table, nth }),
+        1 => (0u32..8, any::<bool>(), prop::collection::vec((0u32..8, 0u32..4), 0..4), prop::option::of(0usize..80))
+            .prop_map(|(id, clone, replicas, truncate)| Op::Replicas { id, clone, replicas, truncate }),
+        1 => (idx(), 0usize..2048, value()).prop_map(|(nth, index, value)| Op::Register { nth, index, value }),
+        1 => (idx(), value()).prop_map(|(nth, value)| Op::ValueSet { nth, value }),
         1 => (0u64..100_000).prop_map(|dt| Op::Check { dt }),
     ]
 }
@@ -252,6 +272,51 @@ impl Pair {
                 if let Some(e) = entries.get(nth % entries.len().max(1)) {
                     let got = self.compiled.table_delete(&t.name, e.handle);
                     let want = self.reference.table_delete(&t.name, e.handle);
+                    prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
+                }
+            }
+            Op::Replicas {
+                id,
+                clone,
+                replicas,
+                truncate,
+            } => {
+                let replicas: Vec<Replica> = replicas
+                    .iter()
+                    .map(|&(port, rid)| Replica { port, rid })
+                    .collect();
+                let (got, want) = if *clone {
+                    let s = CloneSession {
+                        replicas,
+                        truncate: *truncate,
+                    };
+                    (
+                        self.compiled.clone_session_set(*id, s.clone()),
+                        self.reference.clone_session_set(*id, s),
+                    )
+                } else {
+                    (
+                        self.compiled.mc_group_set(*id, replicas.clone()),
+                        self.reference.mc_group_set(*id, replicas),
+                    )
+                };
+                prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
+            }
+            Op::Register { nth, index, value } => {
+                let names = self.compiled.register_names();
+                if let Some(name) = names.get(nth % names.len().max(1)) {
+                    let (size, width) = self.compiled.register_shape(name).unwrap();
+                    let (index, value) = (index % size.max(1), value & mask(width));
+                    let got = self.compiled.register_write(name, index, value);
+                    let want = self.reference.register_write(name, index, value);
+                    prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
+                }
+            }
+            Op::ValueSet { nth, value } => {
+                let names = self.compiled.value_set_names();
+                if let Some(name) = names.get(nth % names.len().max(1)) {
+                    let got = self.compiled.value_set_add(name, *value & 0xffff);
+                    let want = self.reference.value_set_add(name, *value & 0xffff);
                     prop_assert_eq!(format!("{got:?}"), format!("{want:?}"));
                 }
             }
