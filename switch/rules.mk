@@ -52,3 +52,16 @@ bench-switch-link: deps
 	cargo build --quiet --release -p ratelab-dataplane --bin ratelab-pktgen
 	$(PY) switch/tests/bench_link.py --pktgen target/release/ratelab-pktgen \
 	  --out $(RESULTS)/switch_link.json
+
+# Soak (needs root): the daemon running router.p4 forwards flat out for SOAK_SECONDS
+# while routes are written, counters, registers and tables read, and a controller
+# reconnects every 3 s; RSS slope, forwarded rate over time, and a failure if an
+# entry is lost or a stream left open. `make bench-switch-soak SOAK_SECONDS=60` for a short one.
+SOAK_SECONDS ?= 600
+BENCH_TARGETS += bench-switch-soak
+.PHONY: bench-switch-soak
+bench-switch-soak: deps
+	@mkdir -p $(RESULTS)
+	cargo build --quiet --release -p ratelab-dataplane --bin ratelab-pktgen
+	$(PY) switch/tests/bench_soak.py --pktgen target/release/ratelab-pktgen \
+	  --duration $(SOAK_SECONDS) --out $(RESULTS)/switch_soak.json
