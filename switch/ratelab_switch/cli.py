@@ -3,11 +3,14 @@ register, meter and queue commands, carried to a running ratelab-switch over
 P4Runtime (and its ratelab.SwitchTarget service for what P4Runtime does not cover:
 queue depth and rate, link delay, entry handles).
 
-BMv2's CLI talks Thrift, which ratelab-switch does not serve; this one speaks
-P4Runtime instead, as the primary of its own role ("ratelab-switch-cli"), so a
-controller that is primary of the default role keeps that standing.
+Once a P4Runtime pipeline is set, it speaks P4Runtime, as the primary of its own
+role ("ratelab-switch-cli"), so a controller that is primary of the default role
+keeps that standing. A switch started with a JSON alone has no P4Runtime
+pipeline: then the lines (but the port commands) are run by BMv2's own CLI code
+over the switch's Thrift server, by the JSON's names (cli_thrift.py).
 
-    ratelab-switch-cli [--grpc-addr HOST:PORT] [--device-id N] [COMMANDS_FILE]
+    ratelab-switch-cli [--grpc-addr HOST:PORT] [--device-id N] [--thrift-port N]
+                       [COMMANDS_FILE]
 
 Commands come from the file or standard input, one per line (# starts a
 comment). Names may be full (MyIngress.ipv4_lpm) or aliases (ipv4_lpm).
@@ -36,6 +39,7 @@ from ratelab_p4info import ActionInfo, MatchKind, TableInfo
 
 from . import codec, target_service
 from .arbitration import to_uint128
+from .cli_thrift import ThriftCliError, ThriftCliSession
 from .errors import P4RuntimeError
 from .options import OptionsError, parse_delay, parse_rate
 from .port_settings import PORT_STATS_FIELDS, format_rate
@@ -174,6 +178,10 @@ class CliSession:
     def close(self) -> None:
         self._queue.put(None)
         self._stream.cancel()  # type: ignore[attr-defined]
+
+    @property
+    def has_pipeline(self) -> bool:
+        return self._schema is not None
 
     @property
     def schema(self) -> Schema:
@@ -678,13 +686,29 @@ def _one(args: list[str], usage: str) -> str:
     return args[0]
 
 
-def run_commands(session: CliSession, lines: Iterable[str], err: TextIO) -> int:
+class _JsonOnlySession:
+    """A switch without a P4Runtime pipeline: port commands over gRPC as always,
+    the rest by BMv2's own CLI over the switch's Thrift server (the JSON's names)."""
+
+    def __init__(self, grpc_session: CliSession, thrift: ThriftCliSession) -> None:
+        self.grpc_session = grpc_session
+        self.thrift = thrift
+
+    def run(self, line: str) -> None:
+        words = line.split("#", 1)[0].split()
+        if words and words[0] in PORT_COMMANDS:
+            self.grpc_session.run(line)
+        else:
+            self.thrift.run(line)
+
+
+def run_commands(session: CliSession | _JsonOnlySession, lines: Iterable[str], err: TextIO) -> int:
     """Run every line; report each failure on one line; 1 if any failed."""
     failed = 0
     for number, line in enumerate(lines, start=1):
         try:
             session.run(line)
-        except (CliError, P4RuntimeError) as e:
+        except (CliError, P4RuntimeError, ThriftCliError) as e:
             print(f"Error (line {number}): {e}", file=err)
             failed += 1
         except grpc.RpcError as e:
@@ -701,7 +725,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("commands", nargs="?", help="file of commands (default: standard input)")
     ap.add_argument("--grpc-addr", default="127.0.0.1:9559", help="the switch's P4Runtime")
     ap.add_argument("--device-id", type=int, default=0)
-    ap.add_argument("--thrift-port", help="accepted and ignored (P4Runtime is used)")
+    ap.add_argument(
+        "--thrift-port",
+        type=int,
+        default=9090,
+        help="the switch's Thrift port, used when it has no P4Runtime pipeline (default 9090)",
+    )
     args = ap.parse_args(argv)
     try:
         lines = open(args.commands).readlines() if args.commands else sys.stdin.readlines()  # noqa: SIM115
@@ -713,7 +742,7 @@ def main(argv: list[str] | None = None) -> int:
         grpc.channel_ready_future(channel).result(timeout=10)
         words = (line.split("#", 1)[0].split() for line in lines)
         need_pipeline = any(w and w[0] not in PORT_COMMANDS for w in words)
-        session = CliSession(channel, args.device_id, sys.stdout, need_pipeline)
+        session = CliSession(channel, args.device_id, sys.stdout, need_pipeline=False)
     except grpc.FutureTimeoutError:
         print(f"ratelab-switch-cli: error: no switch at {args.grpc_addr}", file=sys.stderr)
         return 1
@@ -723,8 +752,19 @@ def main(argv: list[str] | None = None) -> int:
     except grpc.RpcError as e:
         print(f"ratelab-switch-cli: error: {e.code().name}: {e.details()}", file=sys.stderr)
         return 1
+    runner: CliSession | _JsonOnlySession = session
+    if need_pipeline and not session.has_pipeline:
+        # Started with a JSON alone: BMv2's runtime API by the JSON's names.
+        host = args.grpc_addr.rpartition(":")[0] or "127.0.0.1"
+        try:
+            runner = _JsonOnlySession(session, ThriftCliSession(host, args.thrift_port, sys.stdout))
+        except ThriftCliError as e:
+            session.close()
+            channel.close()
+            print(f"ratelab-switch-cli: error: {NO_PIPELINE}, and {e}", file=sys.stderr)
+            return 1
     try:
-        return run_commands(session, lines, sys.stderr)
+        return run_commands(runner, lines, sys.stderr)
     finally:
         session.close()
         channel.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import socket
 from pathlib import Path
 
 import grpc
@@ -105,9 +106,17 @@ def test_no_pipeline_or_no_switch_is_one_clear_line(
     server: P4RuntimeServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("table_num_entries ipv4_lpm\n"))
-    assert main(["--grpc-addr", f"127.0.0.1:{server.port}", "--device-id", "1"]) == 1
+    # No pipeline: the CLI turns to the switch's Thrift server, and none answers here.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed_port = s.getsockname()[1]
+    args = ["--grpc-addr", f"127.0.0.1:{server.port}", "--device-id", "1"]
+    assert main([*args, "--thrift-port", str(closed_port)]) == 1
     err = capsys.readouterr().err
-    assert err == "ratelab-switch-cli: error: the switch has no P4Runtime pipeline config yet\n"
+    assert err == (
+        "ratelab-switch-cli: error: the switch has no P4Runtime pipeline config yet, "
+        f"and no Thrift server answers on 127.0.0.1:{closed_port}\n"
+    )
 
 
 def _run(server: P4RuntimeServer, tmp_path: Path, text: str) -> int:

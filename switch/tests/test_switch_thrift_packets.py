@@ -1,0 +1,84 @@
+"""Entries made with BMv2's own simple_switch_CLI over ratelab-switch's Thrift
+server forward frames: veth pairs, so root is needed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
+
+from ratelab_sim import HarnessError, VethPair, unique_prefix
+from switch_basic_program import BASIC_JSON, ipv4_packet
+from test_switch_thrift_cli import CLI, Switch
+
+
+@pytest.fixture
+def veths() -> Iterator[list[tuple[str, str]]]:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create veth pairs")
+    tag = unique_prefix()
+    pairs = [(f"{tag}s{i}", f"{tag}h{i}") for i in (1, 2, 3)]
+    with contextlib.ExitStack() as stack:
+        for a, b in pairs:
+            try:
+                stack.enter_context(VethPair(a, b))
+            except HarnessError as e:
+                pytest.skip(f"cannot create veth pairs here: {e}")
+        yield pairs
+
+
+def _raw(iface: str) -> socket.socket:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.bind((iface, 0))
+    return s
+
+
+def _frames(s: socket.socket, marker: bytes, timeout: float) -> list[bytes]:
+    got = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([s], [], [], max(0.0, deadline - time.monotonic()))
+        if ready and marker in (data := s.recv(65535)):
+            got.append(data)
+    return got
+
+
+def test_entries_added_with_simple_switch_cli_forward_frames(
+    veths: list[tuple[str, str]],
+) -> None:
+    assert CLI is not None
+    (sw1, host1), (sw2, host2), (sw3, host3) = veths
+    sw = Switch(BASIC_JSON, "-i", f"1@{sw1}", "-i", f"2@{sw2}", "-i", f"3@{sw3}")
+    tx, rx2, rx3 = _raw(host1), _raw(host2), _raw(host3)
+    try:
+        out = sw.cli(
+            "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.2.0/24 => "
+            "00:00:00:00:02:22 2",
+            "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.3.0/24 => "
+            "00:00:00:00:03:33 3",
+            "table_set_default MyIngress.ipv4_lpm MyIngress.drop",
+        )
+        assert all("Invalid" not in o and "Error" not in o for o in out), out
+        tx.send(ipv4_packet(bytes([10, 0, 2, 9]), payload=b"thrift-to-2"))
+        tx.send(ipv4_packet(bytes([10, 0, 3, 9]), payload=b"thrift-to-3"))
+        tx.send(ipv4_packet(bytes([10, 0, 4, 9]), payload=b"thrift-to-none"))
+        to2 = _frames(rx2, b"thrift-", 1.5)
+        to3 = _frames(rx3, b"thrift-", 0.5)
+        assert [f[-11:] for f in to2] == [b"thrift-to-2"]
+        assert to2[0][:6] == bytes.fromhex("000000000222") and to2[0][22] == 63
+        assert [f[-11:] for f in to3] == [b"thrift-to-3"]
+        # Deleting the entry stops the forwarding.
+        assert sw.cli("table_delete MyIngress.ipv4_lpm 0")[0].endswith("from MyIngress.ipv4_lpm")
+        tx.send(ipv4_packet(bytes([10, 0, 2, 9]), payload=b"thrift-to-2"))
+        assert _frames(rx2, b"thrift-", 0.5) == []
+    finally:
+        for s in (tx, rx2, rx3):
+            s.close()
+        sw.stop()
