@@ -109,6 +109,7 @@ class RustEngine:
         interfaces: dict[int, str] | None = None,
         pcap_dir: str | None = None,
         cpu_port: int | None = None,
+        use_files: int | None = None,
     ) -> None:
         self._seed = seed
         # Kept here too: settings made before a program exists apply when it does.
@@ -121,6 +122,7 @@ class RustEngine:
             self._ports.set(port, link_delay_us=delay_us)
         self._interfaces = dict(interfaces or {})
         self._pcap_dir = pcap_dir
+        self._use_files = use_files
         self._cpu_port = cpu_port
         self._sw: rust.Switch | None = None
         # The JSON running now (BMv2's runtime API, bmv2_runtime.py, reads its names).
@@ -411,7 +413,9 @@ class RustEngine:
     def start(self, device: Device, on_fatal: Callable[[str], None] | None = None) -> None:
         """Open the ports and start the packet thread; `on_fatal` hears if it dies."""
         try:
-            dp = rust.Dataplane(list(self._interfaces.items()), self._cpu_port, self._pcap_dir)
+            dp = rust.Dataplane(
+                list(self._interfaces.items()), self._cpu_port, self._pcap_dir, self._use_files
+            )
         except OSError as e:
             raise EngineError(str(e)) from None
         dp.set_switch(self._sw)
@@ -497,4 +501,5 @@ def open_engine(opts: DaemonOptions) -> RustEngine:
         interfaces=opts.interfaces,
         pcap_dir=opts.pcap_dir,
         cpu_port=opts.cpu_port,
+        use_files=opts.use_files,
     )

@@ -56,6 +56,7 @@ class DaemonOptions:
     log_file: str | None = None
     log_level: str = "info"
     pcap_dir: str | None = None
+    use_files: int | None = None  # --use-files WAIT: ports are pcap files (seconds to wait)
     seed: int = 0
     tls: TlsFiles | None = None
     queue_depth: dict[int, int] = field(default_factory=dict)
@@ -103,6 +104,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-L", "--log-level", default="info", help="|".join(LOG_LEVELS))
     p.add_argument("--log-flush", action="store_true", help="accepted (logs are line-buffered)")
     p.add_argument("--pcap", dest="pcap", metavar="DIR", help="write per-port pcap files to DIR")
+    p.add_argument(
+        "--use-files",
+        dest="use_files",
+        metavar="WAIT",
+        help="ports are pcap files: -i N@NAME reads NAME_in.pcap (after WAIT seconds) and "
+        "writes NAME_out.pcap",
+    )
     p.add_argument(
         "--thrift-port", dest="thrift_port", help="BMv2 runtime Thrift server port (default 9090)"
     )
@@ -294,6 +302,11 @@ def parse_options(argv: list[str], check_interfaces: bool = True) -> DaemonOptio
     )
     if args.thrift_port is not None:
         opts.thrift_port = _int(args.thrift_port, "--thrift-port", 0, 65535)
+    if args.use_files is not None:
+        # BMv2 takes a negative wait as 0.
+        opts.use_files = max(0, _int(args.use_files, "--use-files", -(2**31), 2**31 - 1))
+        if opts.pcap_dir is not None:
+            raise OptionsError("--pcap and --use-files cannot be combined")
     for spec in args.interface:
         port_text, at, iface = spec.partition("@")
         if not at or not iface:
@@ -301,7 +314,10 @@ def parse_options(argv: list[str], check_interfaces: bool = True) -> DaemonOptio
         port_no = _int(port_text, "-i port", 0, 511)
         if port_no in opts.interfaces:
             raise OptionsError(f"-i: port {port_no} given twice")
-        if check_interfaces and not interface_exists(iface):
+        if opts.use_files is not None:
+            if not os.path.isfile(f"{iface}_in.pcap"):
+                raise OptionsError(f"-i: pcap file {iface + '_in.pcap'!r} does not exist")
+        elif check_interfaces and not interface_exists(iface):
             raise OptionsError(f"-i: network interface {iface!r} does not exist")
         opts.interfaces[port_no] = iface
     if opts.cpu_port is not None and opts.cpu_port in opts.interfaces:

@@ -1,5 +1,6 @@
-"""Reading pcap capture files (the classic libpcap format, Ethernet link type), as the
-data plane (switch/dataplane/src/pcap.rs) writes them for --pcap."""
+"""pcap capture files (the classic libpcap format, Ethernet link type): reading those the
+data plane (switch/dataplane/src/pcap.rs) writes for --pcap and --use-files, and writing
+input files for --use-files."""
 
 from __future__ import annotations
 
@@ -24,3 +25,13 @@ def read_pcap(path: str) -> list[tuple[int, bytes]]:
         out.append((sec * 1_000_000 + usec, data[pos : pos + caplen]))
         pos += caplen
     return out
+
+
+def write_pcap(path: str, records: list[tuple[int, bytes]]) -> None:
+    """A file of (time_us, bytes) records, e.g. the NAME_in.pcap of a --use-files port."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", _MAGIC_US, 2, 4, 0, 0, 65535, _LINKTYPE_ETHERNET))
+        for time_us, data in records:
+            sec, usec = divmod(time_us, 1_000_000)
+            f.write(struct.pack("<IIII", sec, usec, len(data), len(data)))
+            f.write(data)
