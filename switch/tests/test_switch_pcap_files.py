@@ -5,6 +5,7 @@ through. Needs the ratelab_engine extension (no root, no interfaces).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -176,3 +177,32 @@ def test_bad_file_port_options(tmp_path: Path, args: list[str], message: str) ->
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 2, err
     assert err.strip() == f"ratelab-switch: error: {message}"
+
+
+def test_a_rate_limited_port_paces_the_input_instead_of_dropping_it(tmp_path: Path) -> None:
+    # Port 2 drains 50 frames/s into a queue of one: fed all at once, five of six
+    # frames would be dropped; fed as the queue empties, all leave, 20 ms apart.
+    (tmp_path / "wire.json").write_text(json.dumps(_wire_program()))
+    frames = [_eth(1, b"paced %d" % i) for i in range(6)]
+    write_pcap(str(tmp_path / "a_in.pcap"), [(i, f) for i, f in enumerate(frames)])
+    write_pcap(str(tmp_path / "b_in.pcap"), [])
+    proc = _start(
+        ["wire.json", "--use-files", "0", "-i", "1@a", "-i", "2@b",
+         "--queue-depth", "2=1", "--queue-rate", "2=50pps",
+         "--", "--grpc-server-addr", "127.0.0.1:0", "--thrift-port", "0"],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while len(_records(tmp_path / "b_out.pcap")) < len(frames):
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, _records(tmp_path / "b_out.pcap")
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+    out = read_pcap(str(tmp_path / "b_out.pcap"))
+    assert [d[12:] for _, d in out] == [f[12:] for f in frames]
+    # Written as they leave, 20 ms apart (wall clock; a little slack for the writer).
+    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(out)]
+    assert all(g >= 15_000 for g in gaps), gaps
