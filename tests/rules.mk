@@ -2,7 +2,8 @@
 # briefly (2 proptest cases per engine program, 25 hypothesis examples per test);
 # this target runs FUZZ_ENGINE_CASES cases per program of the engine's corpus and
 # FUZZ_CASES examples per Python test, and prints how many ran and how long each took.
-#   engine      switch/engine/tests/properties.rs   (proptest, PROPTEST_CASES)
+#   engine      switch/engine/tests/properties.rs   (proptest, PROPTEST_CASES; FUZZ_ENGINE_CASES)
+#               switch/engine/tests/fuzz.rs         (proptest; FUZZ_CASES)
 #   compiler    compiler/tests/test_fuzz_compiler.py
 #   P4Runtime   switch/tests/test_switch_fuzz_writes.py
 #   controller  control_plane/tests/test_ctl_fuzz_config.py
@@ -16,6 +17,7 @@ FUZZ_PYTHON_TESTS := compiler/tests/test_fuzz_compiler.py switch/tests/test_swit
 fuzz: deps
 	PROPTEST_CASES=$(FUZZ_ENGINE_CASES) cargo test --quiet -p ratelab-engine --test properties \
 	  -- --nocapture
+	PROPTEST_CASES=$(FUZZ_CASES) cargo test --quiet -p ratelab-engine --test fuzz
 	RATELAB_FUZZ_PROFILE=fuzz RATELAB_FUZZ_CASES=$(FUZZ_CASES) $(VENV)/bin/pytest \
 	  --hypothesis-show-statistics $(FUZZ_PYTHON_TESTS)
 	@echo "make fuzz: no defect found"
