@@ -1940,7 +1940,18 @@ class Checker:
         if isinstance(ks, ast.MaskExpression):
             for part in (ks.value, ks.mask):
                 self.check_expr(part, scope, kt)
-                self.coerce(part, kt, "in mask keyset")
+                pt = part.type
+                if (
+                    isinstance(kt, EnumType)
+                    and kt.underlying is not None
+                    and pt != kt
+                    and isinstance(pt, IntType | BitsType)
+                ):
+                    # A bit pattern (`0xf0`) for a key of serializable enum type:
+                    # masks are values of the enum's underlying type.
+                    self.coerce(part, kt.underlying, "in mask keyset")
+                else:
+                    self.coerce(part, kt, "in mask keyset")
                 if part.const_value is None:
                     raise _err("keyset values must be compile-time constants", part)
             ks.type = SetType(kt)

@@ -247,3 +247,29 @@ def test_for_loops_that_cannot_be_unrolled(tmp_path: Path, ingress: str, words: 
     line = compile_error(tmp_path, ingress)
     for w in words:
         assert w in line, line
+
+
+# ---- constants of struct type -------------------------------------------------------------
+
+
+def test_struct_constants_as_values(build: Builder) -> None:
+    out = one_packet(build, "corners/struct_constants.p4", bytes(5))
+    assert out.hex() == "03070b3407"  # 1+2, 3+4, 5+6, 0x34, 1 + 2 + 4 (every comparison)
+
+
+# ---- `_` as an out argument; masks on enum keys -------------------------------------------
+
+
+def test_dont_care_out_arguments(build: Builder) -> None:
+    out = one_packet(build, "corners/dont_care_out.p4", bytes.fromhex("aabbccddeeff"))
+    # two(h.a, _) -> a = 1; two(_, h.b) -> b = 2; mark.apply(_, h) -> c = 0x66; g kept.
+    assert out.hex() == "010266ddeeff"
+
+
+@pytest.mark.parametrize(
+    ("kind", "result"),
+    [(0x11, 0x44), (0xF2, 0x44), (0x01, 0x55), (0x02, 0x77), (0x03, 0x66)],
+)
+def test_masks_on_an_enum_key(build: Builder, kind: int, result: int) -> None:
+    out = one_packet(build, "corners/enum_masks.p4", bytes([kind, 0]))
+    assert out == bytes([kind, result])

@@ -290,11 +290,15 @@ class ExprLowering:
         (compared element by element), a composite l-value becomes its storage."""
         if isinstance(e, A.ListExpression | A.StructExpression):
             return e
+        if isinstance(e.const_value, T.StructValue | tuple):
+            return e.const_value  # a constant of struct, header or tuple type
         if _is_composite(e.type):
             return self.lvalue(e)
         return e
 
     def _eq(self, a: Any, b: Any, where: A.Expression) -> J.Node:
+        a = self._side(a) if isinstance(a, A.Expression) else a
+        b = self._side(b) if isinstance(b, A.Expression) else b
         if _is_list(a) and not _is_list(b):
             a, b = b, a  # the list on the right, as p4c does
         if isinstance(a, HeaderLoc):
@@ -331,7 +335,7 @@ class ExprLowering:
                 raise CompileError("cannot compare values of different types", where.loc)
             result = None
             for x, y in zip(xs, ys, strict=True):
-                term = self._eq(self._side(x), self._side(y), where)
+                term = self._eq(x, y, where)
                 result = term if result is None else J.op("and", result, term)
             return result if result is not None else J.boolean(True)
         if isinstance(a, HeaderLoc | StructLoc | UnionLoc | StackLoc) or isinstance(
@@ -350,7 +354,10 @@ class ExprLowering:
             if isinstance(T.strip_newtype(v.type), T.BoolType):
                 return J.d2b(node), True
             return node, False
-        assert isinstance(v, A.Expression)
+        if isinstance(v, bool):
+            return J.boolean(v), True
+        if not isinstance(v, A.Expression):
+            return const_node(v, None, self.lw, width), False
         return self._rv(v, width_hint(v) or width)
 
     def _cast(self, e: A.Cast) -> tuple[J.Node, bool]:
@@ -440,6 +447,12 @@ class ExprLowering:
         raise CompileError(f"cannot access `{e.member}` here", e.loc)
 
     def lvalue(self, e: A.Expression) -> Loc:
+        if isinstance(e, A.DontCare):
+            # `_` as an `out` argument: somewhere to write that nothing reads.
+            t = e.type
+            if t is None or isinstance(T.strip_newtype(t), T.DontCareType):
+                raise CompileError("cannot tell the type of `_` here", e.loc)
+            return self.lw.storage.allocate(self.lw.fresh("dont_care"), t, e.loc)
         b = self.binding_of(e)
         if not isinstance(b, Loc):
             raise CompileError(f"`{print_expr(e)}` cannot be assigned or passed as out", e.loc)
@@ -450,14 +463,18 @@ class ExprLowering:
 
 
 def _is_list(v: Any) -> bool:
-    return isinstance(v, A.ListExpression | A.StructExpression)
+    """A list/struct expression or a constant struct/tuple value."""
+    return isinstance(v, A.ListExpression | A.StructExpression | T.StructValue | tuple)
 
 
-def _list_items(v: A.Expression) -> list[A.Expression]:
+def _list_items(v: Any) -> list[Any]:
     if isinstance(v, A.ListExpression):
         return list(v.elements)
-    assert isinstance(v, A.StructExpression)
-    return [f.value for f in v.fields]
+    if isinstance(v, A.StructExpression):
+        return [f.value for f in v.fields]
+    if isinstance(v, T.StructValue):
+        return list(v.values())
+    return list(v)
 
 
 def _member(v: Any, name: str, index: int, where: A.Expression) -> Any:
@@ -472,6 +489,10 @@ def _member(v: Any, name: str, index: int, where: A.Expression) -> Any:
                 return f.value
     if isinstance(v, A.ListExpression) and index < len(v.elements):
         return v.elements[index]
+    if isinstance(v, T.StructValue) and name in v:
+        return v[name]
+    if isinstance(v, tuple) and index < len(v):
+        return v[index]
     raise CompileError("cannot compare values of different types", where.loc)
 
 

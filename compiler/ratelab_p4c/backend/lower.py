@@ -329,7 +329,9 @@ class Lowering:
         elif isinstance(s, A.VariableDecl):
             self.declare_variable(s, scope, sink)
         elif isinstance(s, A.ConstDecl):
-            scope.bind(s, ExprVal(ex.data(s.value), s.type or T.INT))
+            # A struct/tuple constant has no storage: its uses carry its value.
+            if not isinstance(s.value.const_value, T.StructValue | tuple):
+                scope.bind(s, ExprVal(ex.data(s.value), s.type or T.INT))
         elif isinstance(s, A.EmptyStatement):
             pass
         elif isinstance(s, A.ForStatement | A.ForInStatement):
@@ -529,6 +531,9 @@ class Lowering:
         if isinstance(dst, FieldLoc):
             sink.assign(self.field_node(dst), ex.data(rhs, dst.width), src)
             return
+        if isinstance(rhs.const_value, T.StructValue | tuple):
+            self.assign_const(dst, rhs.const_value, sink, src, rhs.loc)
+            return
         if isinstance(rhs, A.StructExpression | A.ListExpression):
             if self._reads_any(rhs, storage_keys(dst), scope):
                 # `h = {h.b, h.a}`: every element is read before anything is written.
@@ -565,6 +570,28 @@ class Lowering:
         if not isinstance(source, Loc):
             raise CompileError(f"cannot assign `{print_expr(rhs)}` here", rhs.loc)
         self.copy(dst, source, sink, src, rhs.loc)
+
+    def assign_const(
+        self, dst: Loc, value: Any, sink: Sink, src: J.Node | None, loc: SourceLocation | None
+    ) -> None:
+        """dst = a compile-time value (a constant of struct, header or tuple type)."""
+        if isinstance(dst, FieldLoc):
+            if isinstance(value, bool):
+                node = J.hexstr(int(value), 1)
+            else:
+                node = const_node(value, dst.type, self, dst.width)
+            sink.assign(self.field_node(dst), node, src)
+            return
+        if isinstance(dst, HeaderLoc | StructLoc) and isinstance(value, T.StructValue | tuple):
+            if isinstance(dst, HeaderLoc):
+                sink.prim("add_header", [self.header_node(dst)], src)
+            items = list(value.values()) if isinstance(value, T.StructValue) else list(value)
+            if len(items) != len(dst.fields):
+                raise CompileError("the constant does not match the target's fields", loc)
+            for f, v in zip(dst.fields.values(), items, strict=True):
+                self.assign_const(f, v, sink, src, loc)
+            return
+        raise CompileError("cannot assign this constant here on this target", loc)
 
     def _reads_any(self, e: A.Expression, keys: set[tuple[str, str]], scope: Scope) -> bool:
         """Whether evaluating e may read storage among keys (or runs a call)."""
@@ -805,7 +832,7 @@ class Lowering:
             if (
                 i not in copied
                 and isinstance(value, A.PathExpression | A.Member | A.ArrayIndex)
-                and not (value.const_value is not None and is_scalar_type(t))
+                and value.const_value is None
             ):
                 b = ex.binding_of(value)
                 if isinstance(b, Loc) and not isinstance(b, FieldLoc):
@@ -853,6 +880,8 @@ class Lowering:
                 continue
             v, t = a.value, p.type or a.value.type
             writes = p.direction in ("out", "inout")
+            if v.const_value is not None:
+                continue  # a constant: bound by value
             if not writes and (
                 t is None
                 or is_scalar_type(t)
