@@ -11,7 +11,7 @@ import pytest
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from ratelab_model.counters import PortCounters
 from ratelab_model.packet import FLAG_FIN, RbccHeader
-from ratelab_model.rbcc import Abt, reciprocals
+from ratelab_model.rbcc import Abt, AbtOutcome, reciprocals
 
 from hdlsim import run_cocotb
 from tbutil import reset, start_clock
@@ -119,6 +119,7 @@ async def run_test_rbcc(dut) -> None:
     assert len(results) == len(sent)
     seen: dict[str, int] = {}
     stamps = 0
+    amended = 0  # packets whose share_f differs from the port's plain share
     for j, ((src, dst, port, hdr, t), (tag, outcome, stamp, share)) in enumerate(
         zip(sent, results, strict=True)
     ):
@@ -132,6 +133,10 @@ async def run_test_rbcc(dut) -> None:
         assert stamp == int(res.header.rate != hdr.rate), ctx
         seen[res.outcome.value] = seen.get(res.outcome.value, 0) + 1
         stamps += stamp
+        # Amendment 1 (RBCC.md step 4): a limited flow's own rate leaves the
+        # sum; without a FIN the aggregates are still those it was stamped with
+        if res.outcome is not AbtOutcome.COLLISION and not hdr.flags & FLAG_FIN:
+            amended += res.share != abt.share(port)
     for p in range(ports):
         exp = counters[p].as_dict()
         for c in (*COUNTERS, "abt_removals"):
@@ -140,8 +145,10 @@ async def run_test_rbcc(dut) -> None:
         assert int(dut.stat_n.value) >> (nw * p) & ((1 << nw) - 1) == agg.n
         assert int(dut.stat_n_limited.value) >> (nw * p) & ((1 << nw) - 1) == agg.n_limited
         assert int(dut.stat_sum_limited.value) >> (64 * p) & ((1 << 64) - 1) == agg.sum_limited
-    dut._log.info("outcomes %s, stamps %d, counters %s", seen, stamps, hw_counts)
-    assert len(seen) == 3 and 0 < stamps < len(sent)
+    dut._log.info(
+        "outcomes %s, stamps %d, amended shares %d, counters %s", seen, stamps, amended, hw_counts
+    )
+    assert len(seen) == 3 and 0 < stamps < len(sent) and amended > 0
     assert all(hw_counts[p]["abt_removals"] > 0 for p in range(ports))
 
 
