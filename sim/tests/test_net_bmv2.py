@@ -183,6 +183,22 @@ def test_netem_probe_that_cannot_tell_says_why(
     )
 
 
+def test_netem_probe_without_tc_is_not_a_missing_netem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """util-linux's unshare without a tc to run (seen on a machine without iproute2)."""
+    _fake_tools(tmp_path, monkeypatch, "exit 0")
+    (tmp_path / "bin" / "unshare").write_text(
+        '#!/bin/sh\necho "unshare: failed to execute tc: No such file or directory" >&2\nexit 127\n'
+    )
+    with pytest.raises(NetemProbeError) as e:
+        kernel_has_netem()
+    assert str(e.value) == (
+        "cannot tell whether this kernel has netem: "
+        "unshare: failed to execute tc: No such file or directory"
+    )
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a network namespace)")
 def test_netem_probe_on_this_kernel_answers() -> None:
     """The real probe runs (unshare, tc) and answers; this kernel has no netem
