@@ -10,7 +10,7 @@ engine; a batch asking for an atomicity the server does not offer changes nothin
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import grpc
@@ -29,6 +29,7 @@ from switch_program import (
     A_DROP,
     A_NOACTION,
     A_SET_NHOP,
+    R_REG,
     T_ACL,
     T_CONST,
     T_LPM,
@@ -230,15 +231,24 @@ CORRUPTIONS: list[tuple[str, object, object, E]] = [
 
 
 @dataclass
-class Case:
+class TableCase:
     op: int
     entry: p4r.TableEntry
     # Index into CORRUPTIONS, or None for a well-formed entry.
     corruption: int | None
 
+    def entity(self) -> p4r.Entity:
+        return p4r.Entity(table_entry=self.entry)
+
+    def what(self) -> str:
+        return CORRUPTIONS[self.corruption][0] if self.corruption is not None else "table entry"
+
+    def expect(self, model: Model) -> E:
+        return _expected(model.tables, self)
+
 
 @st.composite
-def case(draw: st.DrawFn) -> Case:
+def table_case(draw: st.DrawFn) -> TableCase:
     entry = draw(st.one_of(lpm_entry(), acl_entry(), small_entry()))
     op = draw(st.sampled_from([INSERT, INSERT, MODIFY, DELETE]))
     corruption = None
@@ -246,7 +256,116 @@ def case(draw: st.DrawFn) -> Case:
         usable = [i for i, (_, fits, _, _) in enumerate(CORRUPTIONS) if fits(entry, op)]  # type: ignore[operator]
         corruption = draw(st.sampled_from(usable))
         CORRUPTIONS[corruption][2](entry)  # type: ignore[operator]
-    return Case(op, entry, corruption)
+    return TableCase(op, entry, corruption)
+
+
+# ---------------------------------------------------------------- replication, registers
+Replicas = tuple[tuple[int, int], ...]
+MAX_PORT = 511  # v1model's 9-bit ports
+R_SIZE, R_WIDTH = 8, 32  # ingress.last_seen
+
+
+@dataclass
+class ReplicationCase:
+    """A multicast group or clone session: ids 0 (reserved) to 3, replicas on ports up to
+    just past the last one, instances up to just past 16 bits, repeats possible."""
+
+    op: int
+    clone: bool
+    id: int
+    replicas: list[tuple[int, int]]
+    length: int  # clone sessions' packet_length_bytes
+
+    def entity(self) -> p4r.Entity:
+        pre = p4r.PacketReplicationEngineEntry()
+        msg = pre.clone_session_entry if self.clone else pre.multicast_group_entry
+        if self.clone:
+            msg.session_id = self.id
+            msg.packet_length_bytes = self.length
+        else:
+            msg.multicast_group_id = self.id
+        for port, instance in self.replicas:
+            msg.replicas.add(egress_port=port, instance=instance)
+        return p4r.Entity(packet_replication_engine_entry=pre)
+
+    def what(self) -> str:
+        return "clone session" if self.clone else "multicast group"
+
+    def expect(self, model: Model) -> E:
+        entries = model.sessions if self.clone else model.groups
+        if self.id == 0:
+            return E.INVALID_ARGUMENT
+        present = self.id in entries
+        if self.op == INSERT and present:
+            return E.ALREADY_EXISTS
+        if self.op != INSERT and not present:
+            return E.NOT_FOUND
+        if self.op == DELETE:
+            del entries[self.id]
+            return E.OK
+        if self.clone and self.length < 0:
+            return E.INVALID_ARGUMENT
+        if any(p > MAX_PORT or i > 0xFFFF for p, i in self.replicas):
+            return E.INVALID_ARGUMENT
+        if len(set(self.replicas)) != len(self.replicas):
+            return E.INVALID_ARGUMENT
+        entries[self.id] = tuple(self.replicas)
+        return E.OK
+
+
+replication_case = st.builds(
+    ReplicationCase,
+    op=st.sampled_from([INSERT, INSERT, MODIFY, DELETE]),
+    clone=st.booleans(),
+    id=st.integers(0, 3),
+    replicas=st.lists(
+        st.tuples(
+            st.sampled_from([0, 1, 2, MAX_PORT, MAX_PORT + 1]), st.sampled_from([0, 1, 0x10000])
+        ),
+        max_size=3,
+    ),
+    length=st.sampled_from([0, 64, -1]),
+)
+
+
+@dataclass
+class RegisterCase:
+    """A register cell (or, with no index, every cell) written with a value that may not
+    fit, at an index that may be past the end, by an update type that may be wrong."""
+
+    op: int
+    index: int | None
+    value: int
+
+    def entity(self) -> p4r.Entity:
+        r = p4r.RegisterEntry(register_id=R_REG)
+        if self.index is not None:
+            r.index.index = self.index
+        r.data.bitstring = _bytes(self.value)
+        return p4r.Entity(register_entry=r)
+
+    def what(self) -> str:
+        return "register"
+
+    def expect(self, model: Model) -> E:
+        if self.op != MODIFY or self.value.bit_length() > R_WIDTH:
+            return E.INVALID_ARGUMENT
+        if self.index is not None and self.index >= R_SIZE:
+            return E.OUT_OF_RANGE
+        for i in range(R_SIZE) if self.index is None else [self.index]:
+            model.registers[i] = self.value
+        return E.OK
+
+
+register_case = st.builds(
+    RegisterCase,
+    op=st.sampled_from([MODIFY, MODIFY, MODIFY, INSERT, DELETE]),
+    index=st.none() | st.integers(0, R_SIZE),
+    value=st.sampled_from([0, 1, 2**32 - 1, 2**32]),
+)
+
+Case = TableCase | ReplicationCase | RegisterCase
+cases = st.one_of(table_case(), table_case(), replication_case, register_case)
 
 
 Key = tuple[int, tuple[bytes, ...], int]
@@ -257,17 +376,53 @@ def _key(te: p4r.TableEntry) -> Key:
     return te.table_id, tuple(m.SerializeToString(deterministic=True) for m in fields), te.priority
 
 
-def _state(sw: Switch) -> dict[Key, bytes]:
-    """Every entry of the writable tables: key -> action, as the server reads them."""
+@dataclass
+class Model:
+    """What the switch holds: table entries (key -> action), multicast groups and clone
+    sessions (id -> replicas), the register's cells."""
+
+    tables: dict[Key, bytes]
+    groups: dict[int, Replicas]
+    sessions: dict[int, Replicas]
+    registers: dict[int, int]
+
+
+def _replicas(rs: Iterable[p4r.Replica]) -> Replicas:
+    def port(r: p4r.Replica) -> int:
+        return (
+            r.egress_port
+            if r.WhichOneof("port_kind") == "egress_port"
+            else int.from_bytes(r.port, "big")
+        )
+
+    return tuple((port(r), r.instance) for r in rs)
+
+
+def _state(sw: Switch) -> Model:
+    """Everything the fuzzed updates can change, as the server reads it back."""
     req = p4r.ReadRequest(device_id=DEVICE_ID)
     for t in TABLES:
         req.entities.add().table_entry.table_id = t
-    out: dict[Key, bytes] = {}
+    req.entities.add().packet_replication_engine_entry.multicast_group_entry.SetInParent()
+    req.entities.add().packet_replication_engine_entry.clone_session_entry.SetInParent()
+    req.entities.add().register_entry.register_id = R_REG
+    model = Model({}, {}, {}, {})
     for resp in sw.stub.Read(req):
         for e in resp.entities:
-            te = e.table_entry
-            out[_key(te)] = te.action.SerializeToString(deterministic=True)
-    return out
+            which = e.WhichOneof("entity")
+            if which == "table_entry":
+                te = e.table_entry
+                model.tables[_key(te)] = te.action.SerializeToString(deterministic=True)
+            elif which == "register_entry":
+                r = e.register_entry
+                model.registers[r.index.index] = int.from_bytes(r.data.bitstring, "big")
+            elif e.packet_replication_engine_entry.HasField("clone_session_entry"):
+                cs = e.packet_replication_engine_entry.clone_session_entry
+                model.sessions[cs.session_id] = _replicas(cs.replicas)
+            else:
+                mg = e.packet_replication_engine_entry.multicast_group_entry
+                model.groups[mg.multicast_group_id] = _replicas(mg.replicas)
+    return model
 
 
 # The corruptions of the action, checked once the key is known good (after the lookup
@@ -282,7 +437,7 @@ ACTION_CORRUPTIONS = {
 }
 
 
-def _expected(model: dict[Key, bytes], c: Case) -> E:
+def _expected(model: dict[Key, bytes], c: TableCase) -> E:
     """The code for one update, applying it to the model when it succeeds."""
     bad = CORRUPTIONS[c.corruption] if c.corruption is not None else None
     if bad is not None and bad[0] not in ACTION_CORRUPTIONS:
@@ -312,12 +467,17 @@ def _engine_counts(sw: Switch) -> dict[int, int]:
     return {t: len(sw.engine.tables.get(name, {})) for t, name in TABLES.items()}
 
 
-def _send(sw: Switch, cases: list[Case], atomicity: int) -> list[int]:
+def _request(cases: list[Case], atomicity: int) -> p4r.WriteRequest:
     req = p4r.WriteRequest(
         device_id=DEVICE_ID, election_id=to_uint128(ELECTION_ID), atomicity=atomicity
     )
     for c in cases:
-        req.updates.add(type=c.op).entity.table_entry.CopyFrom(c.entry)
+        req.updates.add(type=c.op).entity.CopyFrom(c.entity())
+    return req
+
+
+def _send(sw: Switch, cases: list[Case], atomicity: int) -> list[int]:
+    req = _request(cases, atomicity)
     try:
         sw.stub.Write(req)
     except grpc.RpcError as e:
@@ -325,34 +485,38 @@ def _send(sw: Switch, cases: list[Case], atomicity: int) -> list[int]:
     return [E.OK.value[0]] * len(cases)
 
 
-@given(st.lists(case(), min_size=1, max_size=8))
+def _engine_state(sw: Switch) -> tuple[dict[int, int], dict[int, Replicas], dict[int, Replicas]]:
+    """Entries per table, multicast groups and clone sessions as the engine holds them."""
+    groups = {g: tuple((r.port, r.instance) for r in rs) for g, rs in sw.engine.mc_groups.items()}
+    sessions = {
+        s: tuple((r.port, r.instance) for r in rs)
+        for s, (rs, _, _) in sw.engine.clone_sessions.items()
+    }
+    return _engine_counts(sw), groups, sessions
+
+
+@given(st.lists(cases, min_size=1, max_size=8))
 def test_each_update_gets_its_code_and_only_accepted_ones_change_the_state(
-    switch: Switch, cases: list[Case]
+    switch: Switch, batch: list[Case]
 ) -> None:
     model = _state(switch)
-    want = [_expected(model, c).value[0] for c in cases]
-    got = _send(switch, cases, p4r.WriteRequest.CONTINUE_ON_ERROR)
-    assert got == want, [
-        CORRUPTIONS[c.corruption][0] if c.corruption is not None else "ok" for c in cases
-    ]
+    want = [c.expect(model).value[0] for c in batch]
+    got = _send(switch, batch, p4r.WriteRequest.CONTINUE_ON_ERROR)
+    assert got == want, [c.what() for c in batch]
     assert _state(switch) == model
-    assert _engine_counts(switch) == {t: sum(1 for k in model if k[0] == t) for t in TABLES}
+    counts = {t: sum(1 for k in model.tables if k[0] == t) for t in TABLES}
+    assert _engine_state(switch) == (counts, model.groups, model.sessions)
 
 
 @given(
-    st.lists(case(), min_size=1, max_size=4),
+    st.lists(cases, min_size=1, max_size=4),
     st.sampled_from([p4r.WriteRequest.ROLLBACK_ON_ERROR, p4r.WriteRequest.DATAPLANE_ATOMIC]),
 )
 def test_an_atomicity_the_server_lacks_refuses_the_whole_batch(
-    switch: Switch, cases: list[Case], atomicity: int
+    switch: Switch, batch: list[Case], atomicity: int
 ) -> None:
     before = _state(switch)
-    req = p4r.WriteRequest(
-        device_id=DEVICE_ID, election_id=to_uint128(ELECTION_ID), atomicity=atomicity
-    )
-    for c in cases:
-        req.updates.add(type=c.op).entity.table_entry.CopyFrom(c.entry)
     with pytest.raises(grpc.RpcError) as e:
-        switch.stub.Write(req)
+        switch.stub.Write(_request(batch, atomicity))
     assert e.value.code() == E.UNIMPLEMENTED
     assert _state(switch) == before
