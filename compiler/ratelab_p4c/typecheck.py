@@ -630,8 +630,13 @@ class Checker:
                 if v < 0 or v >= bt.size:
                     raise _err(f"index {v} is out of bounds for a stack of size {bt.size}", e.index)
                 self.coerce(e.index, BitsType(32))
-            elif not (isinstance(it, BitsType) and not it.signed):
-                raise _err(f"stack index must be an unsigned integer, not {it}", e.index)
+            elif isinstance(it, BitsType):
+                # Signed indices are allowed as p4c does; a negative one is out of bounds.
+                v = e.index.const_value
+                if isinstance(v, int) and not 0 <= v < bt.size:
+                    raise _err(f"index {v} is out of bounds for a stack of size {bt.size}", e.index)
+            else:
+                raise _err(f"stack index must be an integer, not {it}", e.index)
             return bt.element
         if isinstance(bt, TupleType):
             v = e.index.const_value

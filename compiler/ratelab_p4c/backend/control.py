@@ -16,12 +16,12 @@ from ..errors import CompileError, SourceLocation
 from . import jsonutil as J
 from .exprs import ExprLowering, print_expr, width_hint
 from .externs import declare_instance
-from .lower import Lowering, source_info
+from .lower import Lowering, flat_slice, source_info
 from .model import ActionInfo, ActionRefInfo, MatchFieldInfo, TableInfo
 from .names import annotation_int, annotations_of, cp_name, id_annotation
 from .scope import ExprVal, ExternRef, Owner, Scope
 from .sinks import ActionSink
-from .storage import FieldLoc, HeaderLoc, UnionLoc
+from .storage import FieldLoc, HeaderLoc
 
 _MATCH_RANK = {"exact": 0, "lpm": 1, "ternary": 2, "optional": 2, "range": 3}
 
@@ -679,18 +679,14 @@ class ControlLowering:
             h = ex.lvalue(e.method.expr)
             if isinstance(h, HeaderLoc) and h.dynamic is None:
                 return [h.name, "$valid$"], None, 1
-            if isinstance(h, UnionLoc):
-                raise CompileError("matching on a header union's validity is unsupported", e.loc)
+            # A union's validity (any member valid) goes through a temporary below.
         if isinstance(e, A.Slice):
-            base = ex.binding_of(e.base)
+            base_expr, lo, hi = flat_slice(e)
+            base = ex.binding_of(base_expr)
             if isinstance(base, FieldLoc) and base.dynamic is None:
                 w = base.width
-                m = ((1 << (e.hi_value - e.lo_value + 1)) - 1) << e.lo_value
-                return (
-                    [base.header, base.field],
-                    J.hexstr(m, w)["value"],
-                    e.hi_value - e.lo_value + 1,
-                )
+                m = ((1 << (hi - lo + 1)) - 1) << lo
+                return [base.header, base.field], J.hexstr(m, w)["value"], hi - lo + 1
         if isinstance(e, A.PathExpression | A.Member | A.ArrayIndex):
             b = ex.binding_of(e)
             if isinstance(b, FieldLoc) and b.dynamic is None:

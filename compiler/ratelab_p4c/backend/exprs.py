@@ -162,6 +162,7 @@ class ExprLowering:
             if e.member == "lastIndex":
                 stack = self.lvalue(e.expr)
                 assert isinstance(stack, StackLoc)
+                _static_only(stack, e)
                 node = J.op("last_stack_index", None, {"type": "header_stack", "value": stack.name})
                 return node, False
         return None
@@ -421,6 +422,7 @@ class ExprLowering:
                 i = int(index["value"], 16)
                 if 0 <= i < len(base.elements):
                     return base.elements[i]
+            _static_only(base, e)
             dyn = J.op(
                 "dereference_header_stack", {"type": "header_stack", "value": base.name}, index
             )
@@ -436,6 +438,7 @@ class ExprLowering:
         if isinstance(base, UnionLoc):
             return base.members[e.member]
         if isinstance(base, StackLoc):
+            _static_only(base, e)
             if e.member == "last":
                 dyn = J.op(
                     "dereference_header_stack",
@@ -460,6 +463,15 @@ class ExprLowering:
 
 
 # ---------------------------------------------------------------------- printing
+
+
+def _static_only(stack: StackLoc, e: A.Expression) -> None:
+    if stack.is_union_stack:
+        raise CompileError(
+            "a stack of header unions is supported with constant indices only on this "
+            "target (no `next`, `last`, `lastIndex`, run-time index, push or pop)",
+            e.loc,
+        )
 
 
 def _is_list(v: Any) -> bool:

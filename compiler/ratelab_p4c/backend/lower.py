@@ -488,10 +488,10 @@ class Lowering:
         # index is read before a call in the value can change it.
         fixed = has_call(rhs) and is_dynamic(lhs)
         if isinstance(lhs, A.Slice):
-            dst = self.fixed_lvalue(lhs.base, scope, sink) if fixed else ex.lvalue(lhs.base)
+            base, lo, hi = flat_slice(lhs)
+            dst = self.fixed_lvalue(base, scope, sink) if fixed else ex.lvalue(base)
             if not isinstance(dst, FieldLoc):
                 raise CompileError("slices can only be assigned in fields", lhs.loc)
-            lo, hi = lhs.lo_value, lhs.hi_value
             self.assign_slice(dst, lo, hi, ex.data(rhs, hi - lo + 1), sink, src)
             return
         if isinstance(rhs, A.DontCare):
@@ -503,7 +503,7 @@ class Lowering:
         """For `lhs op= rhs`: a scope in which the field `lhs` names (the base of a slice)
         is lowered once, so an index with side effects runs once, not for the read and
         again for the write."""
-        base = lhs.base if isinstance(lhs, A.Slice) else lhs
+        base = flat_slice(lhs)[0] if isinstance(lhs, A.Slice) else lhs
         if not isinstance(base, A.Member):
             return scope  # a local variable: nothing to evaluate
         dst = ExprLowering(self, scope, sink).lvalue(base)
@@ -521,7 +521,11 @@ class Lowering:
     ) -> None:
         ex = ExprLowering(self, scope, sink)
         if isinstance(dst, FieldLoc) and isinstance(T.strip_newtype(dst.type), T.VarbitType):
-            source = ex.binding_of(rhs) if isinstance(rhs, A.Member) else None
+            source = (
+                ex.binding_of(rhs)
+                if isinstance(rhs, A.Member | A.PathExpression | A.ArrayIndex)
+                else None
+            )
             if not isinstance(source, FieldLoc) or not isinstance(
                 T.strip_newtype(source.type), T.VarbitType
             ):
@@ -630,6 +634,13 @@ class Lowering:
             sink.assign(self.field_node(dst), self.field_node(source), src)
         elif isinstance(dst, HeaderLoc) and isinstance(source, HeaderLoc):
             sink.prim("assign_header", [self.header_node(dst), self.header_node(source)], src)
+        elif (
+            isinstance(dst, StackLoc)
+            and isinstance(source, StackLoc)
+            and (dst.is_union_stack or source.is_union_stack)
+        ):
+            for d, s in zip(dst.elements, source.elements, strict=True):
+                self.copy(d, s, sink, src, loc)
         elif isinstance(dst, StackLoc) and isinstance(source, StackLoc):
             sink.prim(
                 "assign_header_stack",
@@ -704,8 +715,12 @@ class Lowering:
             ex = ExprLowering(self, scope, sink)
             assert isinstance(mce.method, A.Member)
             stack = ex.lvalue(mce.method.expr)
-            if not isinstance(stack, StackLoc):
-                raise CompileError("push_front/pop_front need a header stack", mce.loc)
+            if not isinstance(stack, StackLoc) or stack.is_union_stack:
+                raise CompileError(
+                    "push_front/pop_front need a header stack (stacks of header unions "
+                    "are supported with constant indices only on this target)",
+                    mce.loc,
+                )
             count = mce.args[0].value.const_value if mce.args else 1
             if not isinstance(count, int):
                 raise CompileError("the count must be a compile-time constant", mce.loc)
@@ -801,7 +816,8 @@ class Lowering:
                 elif isinstance(value, A.Slice):
                     # Copy-in/copy-out through a temporary; the caller writes it back
                     # with copy_back() after the inlined body.
-                    base = ex.lvalue(value.base)
+                    base_expr, lo, hi = flat_slice(value)
+                    base = ex.lvalue(base_expr)
                     if not isinstance(base, FieldLoc) or self.checksum_mode is not None:
                         raise CompileError(
                             f"a bit slice cannot be passed as an `{p.direction}` "
@@ -812,7 +828,7 @@ class Lowering:
                     if p.direction == "inout":
                         sink.assign(self.field_node(tmp), ex.data(value, tmp.width))
                     callee.bind(p, tmp)
-                    callee.copy_back.append((base, value.lo_value, value.hi_value, tmp))
+                    callee.copy_back.append((base, lo, hi, tmp))
                 elif i in copied:
                     target = self.fixed_lvalue(value, caller, sink)
                     tmp = self._temporary(p, t)
@@ -1367,6 +1383,17 @@ def scope_return(scope: Scope) -> ReturnInfo | None:
             return s.return_label
         s = s.parent
     return None
+
+
+def flat_slice(e: A.Slice) -> tuple[A.Expression, int, int]:
+    """`x[7:4][1:0]` as `x[5:4]`: the sliced expression that is not a slice, and the
+    low and high bit in it."""
+    lo, hi = e.lo_value, e.hi_value
+    base = e.base
+    while isinstance(base, A.Slice):
+        lo, hi = lo + base.lo_value, hi + base.lo_value
+        base = base.base
+    return base, lo, hi
 
 
 def _sub_expressions(e: A.Expression) -> list[A.Expression]:

@@ -342,7 +342,7 @@ class ParserLowering:
         ex = ExprLowering(self.lw, scope, None)
         if isinstance(e, A.Member) and e.member == "next":
             stack = ex.lvalue(e.expr)
-            if isinstance(stack, StackLoc):
+            if isinstance(stack, StackLoc) and not stack.is_union_stack:
                 return {"type": "stack", "value": stack.name}
         loc = ex.lvalue(e)
         if isinstance(loc, HeaderLoc) and loc.dynamic is None:
@@ -355,8 +355,14 @@ class ParserLowering:
             w = value_width(t)
             sink.assign(self.lw.field_node(dst), {"type": "lookahead", "value": [0, w]})
             return
-        if isinstance(dst, HeaderLoc) and isinstance(t, T.HeaderType):
-            sink.prim("add_header", [self.lw.header_node(dst)])
+        if (isinstance(dst, HeaderLoc) and isinstance(t, T.HeaderType)) or (
+            isinstance(dst, StructLoc)
+            and isinstance(t, T.StructType)
+            and all(isinstance(f, FieldLoc | StructLoc) for f in dst.fields.values())
+        ):
+            # The fields in order from the packet's next bits (a header becomes valid).
+            if isinstance(dst, HeaderLoc):
+                sink.prim("add_header", [self.lw.header_node(dst)])
             off = 0
             for fl in leaf_fields(dst):
                 w = value_width(fl.type)

@@ -262,7 +262,10 @@ class Storage:
         self._names.add(name)
         elem = st.element
         if isinstance(elem, T.HeaderUnionType):
-            raise CompileError("stacks of header unions are not supported", loc)
+            # Elements addressed by constant indices only (see docs/COMPILER.md): plain
+            # unions, which BMv2 and ratelab's engine both load; no union-stack entry.
+            unions: list[Loc] = [self.new_union(f"{name}[{i}]", elem) for i in range(st.size)]
+            return StackLoc(name, st, unions, is_union_stack=True)
         assert isinstance(elem, T.HeaderType)
         type_name = self.header_type_name(elem)
         elements: list[Loc] = []
@@ -310,6 +313,11 @@ class Storage:
             return self.new_scalar(scalar_prefix + base, t)
         if isinstance(t0, T.HeaderType):
             return self.new_header(base, t0)
+        if isinstance(t0, T.VarbitType):
+            # BMv2 has variable-length fields only in headers: a varbit variable is the
+            # one field of a header instance of its own (never emitted).
+            holder_t = T.HeaderType(f"varbit_{t0.max_width}_holder_t", [T.Field("value", t)])
+            return self.new_header(f"{scalar_prefix}{base}", holder_t).fields["value"]
         if isinstance(t0, T.HeaderStackType):
             return self.new_stack(base, t0, loc)
         if isinstance(t0, T.HeaderUnionType):
