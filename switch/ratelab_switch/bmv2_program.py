@@ -80,6 +80,7 @@ class Program:
     registers: dict[str, ArrayInfo]
     value_sets: dict[str, int]  # name -> compressed bitwidth
     learn_lists: dict[str, int]  # name -> id
+    calculations: dict[str, str]  # name -> algorithm
 
 
 def _field_width(j: dict[str, Any], header: str, name: str) -> int:
@@ -173,6 +174,16 @@ def _parse(j: dict[str, Any]) -> Program:
         for v in j.get("parse_vsets", [])
     }
     learn_lists = {x["name"]: int(x["id"]) for x in j.get("learn_lists", [])}
+    calculations = {c["name"]: str(c.get("algo", "")) for c in j.get("calculations", [])}
     return Program(
-        tables, actions, action_ids, profiles, counters, meters, registers, value_sets, learn_lists
+        tables,
+        actions,
+        action_ids,
+        profiles,
+        counters,
+        meters,
+        registers,
+        value_sets,
+        learn_lists,
+        calculations,
     )

@@ -697,13 +697,49 @@ class Bmv2Runtime:
     def indirect_set_default(self, table: str, kind: str, handle: int) -> None:
         with self._op("table") as (prog, state):
             t = self._indirect_table(prog, table, kind == "group")
+            if kind == "group":
+                self._target(state, t, kind, handle)
+                raise RuntimeOpError("table", "ERROR", "the engine has no default group")
+            if t.default is not None and (t.default.action_const or t.default.entry_const):
+                raise RuntimeOpError("table", "DEFAULT_ACTION_IS_CONST")
             self._target(state, t, kind, handle)
-            raise RuntimeOpError("table", "ERROR", "default members of indirect tables")
+            self._call(
+                "table",
+                lambda: self.engine.table_set_default_member(table, handle),
+                {"NOT_FOUND": "INVALID_MBR_HANDLE", "PERMISSION_DENIED": "DEFAULT_ACTION_IS_CONST"},
+            )
+            state.indirect_default[table] = ActionEntry("member", handle=handle)
 
     def indirect_reset_default(self, table: str) -> None:
         with self._op("table") as (prog, state):
             self._indirect_table(prog, table, False)
+            self._call("table", lambda: self.engine.table_reset_default(table), {})
             state.indirect_default.pop(table, None)
+
+    # ------------------------------------------------------------ custom CRCs
+    def set_crc_params(
+        self,
+        calculation: str,
+        width: int,
+        poly: int,
+        init: int,
+        xor_out: int,
+        reflect_in: bool,
+        reflect_out: bool,
+    ) -> None:
+        with self._op("crc") as (prog, _):
+            algo = prog.calculations.get(calculation)
+            if algo is None:
+                raise RuntimeOpError("crc", "INVALID_CALCULATION_NAME", calculation)
+            if algo != f"crc{width}_custom":
+                raise RuntimeOpError("crc", "WRONG_TYPE_CALCULATION", algo)
+            self._call(
+                "crc",
+                lambda: self.engine.set_crc_params(
+                    calculation, width, poly, init, xor_out, reflect_in, reflect_out
+                ),
+                {"INVALID_ARGUMENT": "WRONG_TYPE_CALCULATION"},
+            )
 
     # ------------------------------------------------------------ counters
     def _array(self, family: str, arrays: dict[str, Any], name: str, index: int | None) -> Any:
@@ -794,19 +830,19 @@ class Bmv2Runtime:
     def pvs_add(self, name: str, value: bytes) -> None:
         with self._op("pvs") as (prog, _):
             self._pvs(prog, name)
-            values = self._call("pvs", lambda: self.engine.switch.value_set_values(name), {})
+            values = self._call("pvs", lambda: self.engine.value_set_values(name), {})
             if _int(value) not in values:
-                self._call("pvs", lambda: self.engine.switch.value_set_add(name, _int(value)), {})
+                self._call("pvs", lambda: self.engine.value_set_add(name, _int(value)), {})
 
     def pvs_remove(self, name: str, value: bytes) -> None:
         with self._op("pvs") as (prog, _):
             self._pvs(prog, name)
-            self._call("pvs", lambda: self.engine.switch.value_set_remove(name, _int(value)), {})
+            self._call("pvs", lambda: self.engine.value_set_remove(name, _int(value)), {})
 
     def pvs_get(self, name: str) -> list[bytes]:
         with self._op("pvs") as (prog, _):
             width = self._pvs(prog, name)
-            values = self._call("pvs", lambda: self.engine.switch.value_set_values(name), {})
+            values = self._call("pvs", lambda: self.engine.value_set_values(name), {})
             return [_bytes(int(v), width) for v in values]
 
     def pvs_clear(self, name: str) -> None:

@@ -346,6 +346,40 @@ class RustEngine:
                 if v not in current:
                     self.switch.value_set_add(value_set, v)
 
+    def value_set_values(self, value_set: str) -> list[int]:
+        with _engine_errors():
+            return [int(v) for v in self.switch.value_set_values(value_set)]
+
+    def value_set_add(self, value_set: str, value: int) -> None:
+        with _engine_errors():
+            self.switch.value_set_add(value_set, value)
+
+    def value_set_remove(self, value_set: str, value: int) -> None:
+        with _engine_errors():
+            self.switch.value_set_remove(value_set, value)
+
+    # ------------------------------------------------------------ BMv2 runtime extras
+    def table_set_default_member(self, table: str, member: int) -> None:
+        """An indirect table's default: action profile member `member`."""
+        with _engine_errors():
+            self.switch.table_set_default_member(table, member)
+
+    def set_crc_params(
+        self,
+        calculation: str,
+        width: int,
+        poly: int,
+        init: int,
+        xor_out: int,
+        reflect_in: bool,
+        reflect_out: bool,
+    ) -> None:
+        """BMv2's crc16_custom / crc32_custom parameters of a calculation."""
+        with _engine_errors():
+            self.switch.set_crc_params(
+                calculation, width, poly, init, xor_out, reflect_in, reflect_out
+            )
+
     # ------------------------------------------------------------ externs
     def counter_read(self, counter: str, index: int) -> CounterValue:
         with _engine_errors():

@@ -544,15 +544,27 @@ class StandardHandler(Standard.Iface):  # type: ignore[misc]
     def bm_mgmt_get_info(self) -> std.BmConfig:
         return std.BmConfig(device_id=self.device_id, thrift_port=self.thrift_port)
 
+    def _crc(self, calc_name: str, width: int, config: Any) -> None:
+        with _errors():
+            self.rt.set_crc_params(
+                calc_name,
+                width,
+                int(config.polynomial or 0) & ((1 << width) - 1),
+                int(config.initial_remainder or 0) & ((1 << width) - 1),
+                int(config.final_xor_value or 0) & ((1 << width) - 1),
+                bool(config.data_reflected),
+                bool(config.remainder_reflected),
+            )
+
     def bm_set_crc16_custom_parameters(
-        self, cxt_id: int, calc_name: str, crc16_config: Any
+        self, cxt_id: int, calc_name: str, crc16_config: std.BmCrc16Config
     ) -> None:
-        raise std.InvalidCrcOperation(code=std.CrcErrorCode.INVALID_CALCULATION_NAME)
+        self._crc(calc_name, 16, crc16_config)
 
     def bm_set_crc32_custom_parameters(
-        self, cxt_id: int, calc_name: str, crc32_config: Any
+        self, cxt_id: int, calc_name: str, crc32_config: std.BmCrc32Config
     ) -> None:
-        raise std.InvalidCrcOperation(code=std.CrcErrorCode.INVALID_CALCULATION_NAME)
+        self._crc(calc_name, 32, crc32_config)
 
     # ports -----------------------------------------------------------------------------
     def bm_dev_mgr_add_port(self, iface_name: str, port_num: int, pcap_path: str) -> None:

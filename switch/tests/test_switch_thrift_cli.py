@@ -384,8 +384,11 @@ def test_methods_the_cli_does_not_reach(features: Switch) -> None:
             standard.bm_get_id_from_name(0, std.BmResourceType.COUNTER, "nosuch")
         assert lookup.value.code == std.IdLookupErrorCode.INVALID_RESOURCE_NAME
         with pytest.raises(std.InvalidCrcOperation) as crc:
-            standard.bm_set_crc16_custom_parameters(0, "calc_crc16", std.BmCrc16Config())
+            standard.bm_set_crc16_custom_parameters(0, "nosuch", std.BmCrc16Config())
         assert crc.value.code == std.CrcErrorCode.INVALID_CALCULATION_NAME
+        with pytest.raises(std.InvalidCrcOperation) as crc:  # a crc16, not a crc16_custom
+            standard.bm_set_crc16_custom_parameters(0, "calc_crc16", std.BmCrc16Config())
+        assert crc.value.code == std.CrcErrorCode.WRONG_TYPE_CALCULATION
         with pytest.raises(std.InvalidLearnOperation) as learn:
             standard.bm_learning_ack_buffer(0, 99, 0)
         assert learn.value.code == std.LearnOperationErrorCode.INVALID_LIST_ID
@@ -484,3 +487,66 @@ def test_ratelab_switch_cli_works_with_the_json_alone_and_p4runtime_still_can_ta
         assert "0a000200/24" in done.stdout
     finally:
         sw.stop()
+
+
+def test_direct_meters_custom_crcs_and_indirect_defaults(profiles: Switch, tmp_path: Path) -> None:
+    program = json.loads((DATA / "features.json").read_text())
+    program["meter_arrays"].append(
+        {"name": "MyIngress.acl_mtr", "id": 1, "is_direct": True, "binding": "MyIngress.acl",
+         "rate_count": 2, "type": "packets", "size": 1024,
+         "result_target": ["scalars", "userMetadata.color"]}
+    )  # fmt: skip
+    [acl] = [t for t in program["pipelines"][0]["tables"] if t["name"] == "MyIngress.acl"]
+    acl["direct_meters"] = "MyIngress.acl_mtr"
+    [crc16] = [c for c in program["calculations"] if c["name"] == "calc_crc16"]
+    crc16["algo"] = "crc16_custom"
+    path = tmp_path / "features_more.json"
+    path.write_text(json.dumps(program))
+    sw = Switch(path)
+    try:
+        out = sw.cli(
+            "table_add MyIngress.acl MyIngress.acl_deny 0&&&0 0->65535 => 1",
+            "meter_set_rates MyIngress.acl_mtr 0 0.5:10 1:20",
+            "meter_get_rates MyIngress.acl_mtr 0",
+            "meter_set_rates MyIngress.acl_mtr 5 0.5:10 1:20",
+            "set_crc16_parameters calc_crc16 0x8005 0x0 0x0 true true",
+            "set_crc32_parameters calc_crc16 0x4c11db7 0xffffffff 0xffffffff true true",
+        )
+        assert out[1] == ""
+        assert out[2].splitlines()[-2:] == [
+            "0: info rate = 0.5, burst size = 10",
+            "1: info rate = 1.0, burst size = 20",
+        ]
+        assert out[3].endswith("Invalid table operation (INVALID_HANDLE)")
+        assert out[4] == ""
+        assert out[5] == "Error: Invalid crc32_custom name (calc_crc16)"
+        from bm_runtime.standard import ttypes as std
+        from ratelab_switch.thrift_server import connect
+
+        standard, _pre, _ss, close = connect(sw.thrift_port)
+        try:
+            with pytest.raises(std.InvalidCrcOperation) as crc:
+                standard.bm_set_crc32_custom_parameters(0, "calc_crc16", std.BmCrc32Config())
+            assert crc.value.code == std.CrcErrorCode.WRONG_TYPE_CALCULATION
+        finally:
+            close()
+    finally:
+        sw.stop()
+    prof = "MyIngress.nexthops"
+    out = profiles.cli(
+        f"act_prof_create_member {prof} MyIngress.set_ttl 33",
+        "table_indirect_set_default MyIngress.rewrite 0",
+        "table_dump MyIngress.rewrite",
+        "table_indirect_set_default MyIngress.rewrite 9",
+        "table_indirect_reset_default MyIngress.rewrite",
+        "table_dump MyIngress.rewrite",
+        "table_indirect_set_default_with_group MyIngress.rewrite 0",
+    )
+    assert out[1] == ""
+    assert out[2].endswith("Dumping default entry\nIndex: member(0)\n==========")
+    assert out[3] == "Invalid table operation (INVALID_MBR_HANDLE)"
+    assert out[5].endswith("Dumping default entry\nEMPTY\n==========")
+    assert out[6] == (
+        "Error: Cannot run this command on non-indirect table, "
+        "or on indirect table with no selector"
+    )

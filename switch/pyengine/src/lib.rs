@@ -400,6 +400,38 @@ impl Switch {
         self.sw().table_reset_default(table).map_err(control_err)
     }
 
+    /// Makes action profile member `member` the default of an indirect table.
+    fn table_set_default_member(&self, table: &str, member: u32) -> PyResult<()> {
+        self.sw()
+            .table_set_default_member(table, member)
+            .map_err(control_err)
+    }
+
+    /// Custom parameters of a CRC calculation (BMv2's crc16_custom / crc32_custom).
+    #[allow(clippy::too_many_arguments)]
+    fn set_crc_params(
+        &self,
+        calculation: &str,
+        width: u32,
+        poly: u32,
+        init: u32,
+        xor_out: u32,
+        reflect_in: bool,
+        reflect_out: bool,
+    ) -> PyResult<()> {
+        let params = engine::CrcParams {
+            width,
+            poly,
+            init,
+            xor_out,
+            reflect_in,
+            reflect_out,
+        };
+        self.sw()
+            .set_crc_params(calculation, params)
+            .map_err(control_err)
+    }
+
     /// Direct counter of an entry: (packets, bytes).
     fn table_entry_counter(&self, table: &str, handle: u32) -> PyResult<(u64, u64)> {
         self.sw()
