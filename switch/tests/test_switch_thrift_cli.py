@@ -363,6 +363,17 @@ def test_multicast_mirroring_queue_and_switch_commands(features: Switch) -> None
     assert int(out[24]) > 0 and int(out[25]) > 1_700_000_000_000_000
     assert f"thrift_port              : {features.thrift_port}" in out[26]
     assert out[28] == "Invalid device manager operation (ERROR)"
+    # The queue settings reached the engine (read back over ratelab.SwitchTarget).
+    import grpc
+
+    with grpc.insecure_channel(f"127.0.0.1:{features.grpc_port}") as ch:
+        settings = json.loads(
+            ch.unary_unary("/ratelab.SwitchTarget/GetPortSettings")(b'{"device_id": 0}')
+        )
+    assert settings["default"]["queue_depth"] == 64
+    assert settings["default"]["queue_rate"] == "1000pps"
+    [port2] = [p for p in settings["ports"] if p["port"] == 2]
+    assert (port2["queue_depth"], port2["queue_rate"]) == (32, "500pps")
     assert out[29] == "Invalid device manager operation (ERROR)"
     # The CLI knows the JSON has no crc16_custom calculation; the server's answer is
     # in test_methods_the_cli_does_not_reach.

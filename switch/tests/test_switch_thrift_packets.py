@@ -82,3 +82,45 @@ def test_entries_added_with_simple_switch_cli_forward_frames(
         for s in (tx, rx2, rx3):
             s.close()
         sw.stop()
+
+
+def _cmd_frame(op: int, marker: bytes) -> bytes:
+    """features.json's command frame: Ethernet (0x88b5) + cmd(op, arg 0, val 0)."""
+    eth = bytes.fromhex("020000000001") + bytes.fromhex("020000000002") + b"\x88\xb5"
+    return eth + bytes([op]) + bytes(6) + marker
+
+
+def test_multicast_and_mirroring_set_with_simple_switch_cli_replicate_frames(
+    veths: list[tuple[str, str]],
+) -> None:
+    from switch_basic_program import FEATURES_JSON
+
+    (sw1, host1), (sw2, host2), (sw3, host3) = veths
+    sw = Switch(FEATURES_JSON, "-i", f"1@{sw1}", "-i", f"2@{sw2}", "-i", f"3@{sw3}")
+    tx, rx2, rx3 = _raw(host1), _raw(host2), _raw(host3)
+    try:
+        out = sw.cli(
+            "table_add MyIngress.ctl MyIngress.do_mcast 2 => 1",
+            "table_add MyIngress.ctl MyIngress.do_clone 3 => 5 2",
+            "mc_mgrp_create 1",
+            "mc_node_create 0 2 3",
+            "mc_node_associate 1 0",
+            "mirroring_add 5 3",
+        )
+        assert all("Invalid" not in o and "Error" not in o for o in out), out
+        tx.send(_cmd_frame(2, b"mcast-frame"))
+        assert len(_frames(rx2, b"mcast-frame", 1.0)) == 1
+        assert len(_frames(rx3, b"mcast-frame", 0.3)) == 1
+        # do_clone: the original to port 2, the clone of session 5 to port 3.
+        tx.send(_cmd_frame(3, b"clone-frame"))
+        assert len(_frames(rx2, b"clone-frame", 1.0)) == 1
+        assert len(_frames(rx3, b"clone-frame", 0.3)) == 1
+        # Node dissociated: the group is empty, nothing comes out.
+        sw.cli("mc_node_dissociate 1 0", "mirroring_delete 5")
+        tx.send(_cmd_frame(2, b"mcast-again"))
+        tx.send(_cmd_frame(3, b"clone-again"))
+        assert _frames(rx2, b"mcast-again", 0.5) == _frames(rx3, b"-again", 0.3) == []
+    finally:
+        for s in (tx, rx2, rx3):
+            s.close()
+        sw.stop()
