@@ -120,8 +120,10 @@ def test_copy_in_copy_out(build: Builder) -> None:
     assert out[2:4].hex() == "0d09"
     # rebuilder.apply(z, z): `from` is z (05 06), `o` a fresh invalid header: 06 06.
     assert out[4:6].hex() == "0606"
-    # set_element(s[meta.i]) with meta.i = 0 at the call: s[0].a = 0x77, s[1] unchanged.
-    assert out[6:].hex() == "77080900"
+    # set_element(s[meta.i]) with meta.i = 0 at the call: s[0].a = 0x77, s[1] unchanged;
+    # then shrink(s.last): pop_front moves s[1] (09 00) to s[0], and the copy-out of
+    # p (09 99) goes to s[1], last at the call.
+    assert out[6:].hex() == "09000999"
 
 
 # ---- order of side effects ----------------------------------------------------------------

@@ -941,11 +941,18 @@ class Lowering:
         inner = scope.child()
         ex = ExprLowering(self, inner, sink)
         for node in _run_time_indices(e):
-            stack = ex.binding_of(node.base)
+            base = node.base if isinstance(node, A.ArrayIndex) else node.expr
+            stack = ex.binding_of(base)
             if not isinstance(stack, StackLoc):
                 raise CompileError("only header stacks can be indexed", node.loc)
             idx = self.storage.new_scalar(self.fresh("index"), T.BitsType(32, False))
-            sink.assign(self.field_node(idx), ex.data(node.index, 32))
+            if isinstance(node, A.ArrayIndex):
+                value = ex.data(node.index, 32)
+            else:  # `stack.last`
+                value = J.op(
+                    "last_stack_index", None, {"type": "header_stack", "value": stack.name}
+                )
+            sink.assign(self.field_node(idx), value)
             dyn = J.op(
                 "dereference_header_stack",
                 {"type": "header_stack", "value": stack.name},
@@ -1420,16 +1427,18 @@ def _sub_expressions(e: A.Expression) -> list[A.Expression]:
     return []
 
 
-def _run_time_indices(e: A.Expression) -> list[A.ArrayIndex]:
-    """The stack indexings inside an l-value whose index is not a constant, outermost
-    base first."""
-    out: list[A.ArrayIndex] = []
+def _run_time_indices(e: A.Expression) -> list[A.ArrayIndex | A.Member]:
+    """The stack indexings inside an l-value whose index is not a constant (and
+    `stack.last`), outermost base first."""
+    out: list[A.ArrayIndex | A.Member] = []
     while True:
         if isinstance(e, A.ArrayIndex):
             if e.index.const_value is None:
                 out.append(e)
             e = e.base
         elif isinstance(e, A.Member):
+            if e.member == "last":
+                out.append(e)
             e = e.expr
         else:
             return out[::-1]

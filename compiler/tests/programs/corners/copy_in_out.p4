@@ -80,6 +80,13 @@ control MyIngress(inout headers hdr, inout metadata meta,
         p.a = 0x77;
     }
 
+    // Pops the stack under its argument `s.last`: copy-out still goes to the element
+    // that was last at the call (s[1]), not to the one last after the pop (s[0]).
+    action shrink(inout pair_t p) {
+        hdr.s.pop_front(1);
+        p.b = 0x99;
+    }
+
     apply {
         standard_metadata.egress_spec = 2;
         touch(hdr.x);
@@ -88,6 +95,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
         add_to(hdr.y.b, increment(hdr.y.b));
         rebuilder.apply(hdr.z, hdr.z);
         set_element(hdr.s[meta.i]);
+        shrink(hdr.s.last);
     }
 }
 
