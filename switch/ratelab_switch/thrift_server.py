@@ -172,6 +172,15 @@ def _thrift_rates(rates: Sequence[MeterRate]) -> list[std.BmMeterRateConfig]:
     return [std.BmMeterRateConfig(r.units_per_micros, r.burst_size) for r in rates]
 
 
+_U64 = (1 << 64) - 1
+
+
+def _i64(v: int) -> int:
+    """A register value as BmRegisterValue (i64) carries it: its low 64 bits, as BMv2."""
+    v &= _U64
+    return v - (1 << 64) if v >> 63 else v
+
+
 def _counter(v: CounterValue) -> std.BmCounterValue:
     return std.BmCounterValue(bytes=v.bytes, packets=v.packets)
 
@@ -442,23 +451,23 @@ class StandardHandler(Standard.Iface):  # type: ignore[misc]
 
     def bm_register_read(self, cxt_id: int, register_array_name: str, idx: int) -> int:
         with _errors():
-            return self.rt.register_read(register_array_name, idx)
+            return _i64(self.rt.register_read(register_array_name, idx))
 
     def bm_register_read_all(self, cxt_id: int, register_array_name: str) -> list[int]:
         with _errors():
-            return self.rt.register_read_all(register_array_name)
+            return [_i64(v) for v in self.rt.register_read_all(register_array_name)]
 
     def bm_register_write(
         self, cxt_id: int, register_array_name: str, index: int, value: int
     ) -> None:
         with _errors():
-            self.rt.register_write(register_array_name, index, value)
+            self.rt.register_write(register_array_name, index, value & _U64)
 
     def bm_register_write_range(
         self, cxt_id: int, register_array_name: str, start_index: int, end_index: int, value: int
     ) -> None:
         with _errors():
-            self.rt.register_write_range(register_array_name, start_index, end_index, value)
+            self.rt.register_write_range(register_array_name, start_index, end_index, value & _U64)
 
     def bm_register_reset(self, cxt_id: int, register_array_name: str) -> None:
         with _errors():

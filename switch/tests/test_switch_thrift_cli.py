@@ -218,6 +218,8 @@ def test_counter_register_meter_and_value_set_commands(features: Switch) -> None
         "pvs_get MyParser.pvs",
         "pvs_add nosuch 1",
         "table_clear MyIngress.acl",
+        "register_write MyIngress.reg 4 4294967301",  # 2**32 + 5
+        "register_read MyIngress.reg 4",
     )
     assert out[2] == "MyIngress.ctr[2]= (3 bytes, 100 packets)"
     assert out[4] == "MyIngress.ctr[2]= (0 bytes, 0 packets)"
@@ -244,6 +246,7 @@ def test_counter_register_meter_and_value_set_commands(features: Switch) -> None
     assert out[27].splitlines() == ["1234", "88b6"]
     assert out[29] == "88b6" and out[31] == ""
     assert out[32] == "Error: Invalid parser value set name (nosuch)"
+    assert out[35] == "MyIngress.reg[4]= 5"  # masked to the register's 32 bits, as BMv2
 
 
 def test_action_profile_and_selector_commands(profiles: Switch) -> None:
