@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -96,6 +97,8 @@ def test_rates() -> None:
         (["--no-p4", "--bogus"], "unrecognized arguments"),
         (["--no-p4", "--drop-port", "100"], "only 511 is supported"),
         (["--no-p4", "--max-port-count", "8", "-i", "9@lo"], "not below --max-port-count 8"),
+        (["--no-p4", "--thrift-port", "x"], "--thrift-port: 'x' is not an integer"),
+        (["--no-p4", "--thrift-port", "70000"], "--thrift-port: 70000 is out of range"),
     ],
 )
 def test_bad_command_lines(argv: list[str], needle: str) -> None:
@@ -149,6 +152,22 @@ def test_run_rejects_a_program_the_engine_refuses(tmp_path: Path) -> None:
     opts = parse_options([str(bad), "--grpc-server-addr", "127.0.0.1:0"])
     with pytest.raises(DaemonError, match="no pipelines"):
         run(opts, FakeEngine(), threading.Event())
+
+
+def test_a_thrift_port_given_and_taken_is_a_startup_error(
+    program: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ratelab_switch.daemon import DaemonError
+
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        opts = parse_options([program, "--grpc-server-addr", "127.0.0.1:0"])
+        opts.thrift_port = port
+        with pytest.raises(DaemonError, match=f"--thrift-port: cannot listen on {port}"):
+            run(opts, FakeEngine(), threading.Event())
+    assert "Server listening" not in capsys.readouterr().out
 
 
 @pytest.fixture
