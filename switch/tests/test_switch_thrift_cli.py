@@ -514,6 +514,8 @@ def test_direct_meters_custom_crcs_and_indirect_defaults(profiles: Switch, tmp_p
     acl["direct_meters"] = "MyIngress.acl_mtr"
     [crc16] = [c for c in program["calculations"] if c["name"] == "calc_crc16"]
     crc16["algo"] = "crc16_custom"
+    [ctl] = [t for t in program["pipelines"][0]["tables"] if t["name"] == "MyIngress.ctl"]
+    ctl["max_size"] = 1
     path = tmp_path / "features_more.json"
     path.write_text(json.dumps(program))
     sw = Switch(path)
@@ -525,6 +527,8 @@ def test_direct_meters_custom_crcs_and_indirect_defaults(profiles: Switch, tmp_p
             "meter_set_rates MyIngress.acl_mtr 5 0.5:10 1:20",
             "set_crc16_parameters calc_crc16 0x8005 0x0 0x0 true true",
             "set_crc32_parameters calc_crc16 0x4c11db7 0xffffffff 0xffffffff true true",
+            "table_add MyIngress.ctl MyIngress.fwd 1 => 1",
+            "table_add MyIngress.ctl MyIngress.fwd 2 => 1",
         )
         assert out[1] == ""
         assert out[2].splitlines()[-2:] == [
@@ -534,6 +538,8 @@ def test_direct_meters_custom_crcs_and_indirect_defaults(profiles: Switch, tmp_p
         assert out[3].endswith("Invalid table operation (INVALID_HANDLE)")
         assert out[4] == ""
         assert out[5] == "Error: Invalid crc32_custom name (calc_crc16)"
+        assert out[6].endswith("Entry has been added with handle 0")
+        assert out[7].endswith("Invalid table operation (TABLE_FULL)")
         from bm_runtime.standard import ttypes as std
         from ratelab_switch.thrift_server import connect
 
