@@ -380,10 +380,10 @@ def test_json_references_resolve(build: Builder, program: str) -> None:
     ("frame", "expected"),
     [
         # a[5:4] = 3; b[5:3] += 1 (0xe0 -> 0xe8); c[7:6] inverted (0x40 -> 0x80); the key
-        # d[1:0] = 3 hits 0x33; s[1].v[3:0] = 0xf; s[i = 0].v[7:4] |+|= 8: 0x10 -> 0x90.
-        ("00e04003000110f0", "30e88003003390ff"),
-        # d[1:0] = 2 hits 0x22; at i = 1, s[1] = 0xf0 -> 0xff, then 0xf |+| 8 saturates.
-        ("00e04002010010f0", "30e88002012210ff"),
+        # d[5:4] = 3 hits 0x33; s[1].v[3:0] = 0xf; s[i = 0].v[7:4] |+|= 8: 0x10 -> 0x90.
+        ("00e04030000110f0", "30e88030003390ff"),
+        # d[5:4] = 2 hits 0x22; at i = 1, s[1] = 0xf0 -> 0xff, then 0xf |+| 8 saturates.
+        ("00e04020010010f0", "30e88020012210ff"),
     ],
 )
 def test_nested_slices(build: Builder, frame: str, expected: str) -> None:

@@ -680,7 +680,10 @@ class ControlLowering:
             if isinstance(h, HeaderLoc) and h.dynamic is None:
                 return [h.name, "$valid$"], None, 1
             # A union's validity (any member valid) goes through a temporary below.
-        if isinstance(e, A.Slice):
+        if isinstance(e, A.Slice) and flat_slice(e)[1] == 0:
+            # The low bits of a field: the field under a mask, whose entry values (from
+            # `entries` and the control plane) are the slice's values as they are. A
+            # slice higher up goes through a temporary below, so they stay so too.
             base_expr, lo, hi = flat_slice(e)
             base = ex.binding_of(base_expr)
             if isinstance(base, FieldLoc) and base.dynamic is None:

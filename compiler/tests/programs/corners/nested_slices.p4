@@ -49,7 +49,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
 
     table by_nibble {
         key = {
-            hdr.h.d[3:0][1:0]: exact;
+            hdr.h.d[7:4][1:0]: exact;
         }
         actions = {
             mark;
@@ -66,7 +66,7 @@ control MyIngress(inout headers hdr, inout metadata meta,
         hdr.h.a[7:4][1:0] = 3;          // bits 5:4
         hdr.h.b[7:2][3:1] += 1;         // bits 5:3
         invert(hdr.h.c[7:4][3:2]);      // bits 7:6
-        by_nibble.apply();              // key: bits 1:0 of d
+        by_nibble.apply();              // key: bits 5:4 of d
         hdr.s[1].v[3:0] = 0xf;
         hdr.s[hdr.h.i].v[7:4] = hdr.s[hdr.h.i].v[7:4] |+| 8;
     }
