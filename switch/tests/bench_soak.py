@@ -235,7 +235,6 @@ def open_session(address: str, stale_timeout: float) -> tuple[SwitchConnection, 
 class WriterStats:
     sessions: int = 0
     killed_sessions: int = 0
-    writes: int = 0
     arbitration_waits: list[float] = field(default_factory=list)
 
 
@@ -353,7 +352,6 @@ def writer(
             stats.arbitration_waits.append(run(address, schema, churn, args))
             stats.sessions += 1
             stats.killed_sessions += killed
-            stats.writes = sum(churn.counts.values())
     except (SoakFailure, SwitchError) as e:
         failures.append(f"writer: {e}")
         stop.set()
@@ -555,7 +553,7 @@ def summarize(samples: list[Sample], args: argparse.Namespace) -> tuple[dict[str
                 {
                     "t_s": round(s.t, 1),
                     "forwarded_pps": round((s.tx_port2 - last.tx_port2) / dt),
-                    "received_pps": round((s.rx_port1 - last.rx_port1) / dt),
+                    "port1_rx_pps": round((s.rx_port1 - last.rx_port1) / dt),
                     "rss_kib": s.rss_kib,
                     "threads": s.threads,
                     "fds": s.fds,
