@@ -5,13 +5,13 @@
 #   engine      switch/engine/tests/properties.rs   (proptest, PROPTEST_CASES; FUZZ_ENGINE_CASES)
 #               switch/engine/tests/fuzz.rs         (proptest; FUZZ_CASES)
 #   compiler    compiler/tests/test_fuzz_compiler.py
-#   P4Runtime   switch/tests/test_switch_fuzz_writes.py
+#   P4Runtime   switch/tests/test_switch_fuzz_writes.py, test_switch_fuzz_engine_writes.py
 #   controller  control_plane/tests/test_ctl_fuzz_config.py
 # (hypothesis profile "fuzz" of conftest.py, RATELAB_FUZZ_CASES)
 FUZZ_ENGINE_CASES ?= 64
 FUZZ_CASES ?= 1000
 FUZZ_PYTHON_TESTS := compiler/tests/test_fuzz_compiler.py switch/tests/test_switch_fuzz_writes.py \
-	control_plane/tests/test_ctl_fuzz_config.py
+	switch/tests/test_switch_fuzz_engine_writes.py control_plane/tests/test_ctl_fuzz_config.py
 
 .PHONY: fuzz
 fuzz: deps
