@@ -53,11 +53,18 @@ class Switch:
         )
         self.grpc_port = int(line.strip().rsplit(":", 1)[1])
 
-    def cli(self, *commands: str) -> list[str]:
-        """Run the commands in one simple_switch_CLI; each command's output."""
+    def cli(self, *commands: str, generic: bool = False) -> list[str]:
+        """Run the commands in one simple_switch_CLI (or BMv2's target-independent
+        runtime_CLI, which uses the simple_pre service); each command's output."""
         assert CLI is not None
+        if generic:
+            import bm_cli
+
+            program = [sys.executable, str(Path(bm_cli.__path__[0]) / "runtime_CLI.py")]
+        else:
+            program = [CLI]
         done = subprocess.run(
-            [CLI, "--thrift-port", str(self.thrift_port)],
+            [*program, "--thrift-port", str(self.thrift_port)],
             input="".join(c + "\n" for c in commands),
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
@@ -381,6 +388,33 @@ def test_multicast_mirroring_queue_and_switch_commands(features: Switch) -> None
     # The CLI knows the JSON has no crc16_custom calculation; the server's answer is
     # in test_methods_the_cli_does_not_reach.
     assert out[30] == "Error: Invalid crc16_custom name (calc_crc16)"
+
+
+def test_multicast_over_the_simple_pre_service(features: Switch) -> None:
+    # BMv2's runtime_CLI defaults to the simple_pre service (simple_switch_CLI forces
+    # simple_pre_lag).
+    out = features.cli(
+        "mc_mgrp_create 7",
+        "mc_node_create 3 4 5",
+        "mc_node_associate 7 0",
+        "mc_dump",
+        "mc_mgrp_destroy 7",
+        "mc_node_destroy 0",
+        generic=True,
+    )
+    assert out[1].endswith("node was created with handle 0")
+    assert out[3].splitlines() == [
+        "==========",
+        "MC ENTRIES",
+        "**********",
+        "mgrp(7)",
+        "  -> (L1h=0, rid=3) -> (ports=[4, 5], lags=[])",
+        "==========",
+        "LAGS",
+        "None for this PRE type",
+        "==========",
+    ]
+    assert not any("Invalid" in o for o in out)
 
 
 def test_methods_the_cli_does_not_reach(features: Switch) -> None:
