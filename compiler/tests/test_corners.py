@@ -389,3 +389,10 @@ def test_json_references_resolve(build: Builder, program: str) -> None:
 def test_nested_slices(build: Builder, frame: str, expected: str) -> None:
     out = one_packet(build, "corners/nested_slices.p4", bytes.fromhex(frame))
     assert out.hex() == expected
+
+
+def test_slices_as_extern_out_arguments(build: Builder) -> None:
+    out = one_packet(build, "corners/extern_out_slices.p4", bytes.fromhex("1183"))
+    # r.read(a[7:4], 1) after r.write(1, 0xa): 0x11 -> 0xa1; random(b[5:2], 5, 5):
+    # 0x83 = 10 0000 11 -> 10 0101 11 = 0x97.
+    assert out.hex() == "a197"

@@ -391,6 +391,10 @@ class ExprLowering:
     # ------------------------------------------------------------------ l-values
     def binding_of(self, e: A.Expression) -> Any:
         """What an l-value-like expression denotes: a Loc, ExprVal, RuntimeData, ..."""
+        if isinstance(e, A.Slice):
+            pre = self.scope.lookup_lvalue(e)  # a slice written through a temporary
+            if pre is not None:
+                return pre
         if isinstance(e, A.PathExpression):
             b = self.scope.lookup(e.decl)
             if b is None:

@@ -705,10 +705,14 @@ class Lowering:
             self.inline_action(call.decl, call.params_to_args, scope, sink, mce.loc)
         elif kind == "function":
             self.inline_function(mce, scope, sink)
-        elif kind == "extern_function":
-            self.extern_function(mce, scope, sink, src)
-        elif kind in ("extern_method", "packet_method"):
-            self.extern_method(mce, scope, sink, src)
+        elif kind in ("extern_function", "extern_method", "packet_method"):
+            inner = scope.child()
+            self.slice_out_arguments(call, inner, sink)
+            if kind == "extern_function":
+                self.extern_function(mce, inner, sink, src)
+            else:
+                self.extern_method(mce, inner, sink, src)
+            self.copy_back(inner, sink)
         elif kind == "header_method":
             self.header_method(mce, scope, sink, src)
         elif kind == "stack_method":
@@ -1009,6 +1013,24 @@ class Lowering:
         return self.global_scope
 
     # ------------------------------------------------------------------ externs
+    def slice_out_arguments(self, call: A.CallInfo, scope: Scope, sink: Sink) -> None:
+        """Bit slices passed to an extern's `out`/`inout` parameters are written through
+        temporaries (bound in `scope`), copied back by copy_back(scope) after the call."""
+        params = call.func_type.params if call.func_type is not None else []
+        ex = ExprLowering(self, scope, sink)
+        for p, e in zip(params, self.call_args(call), strict=False):
+            if p.direction not in ("out", "inout") or not isinstance(e, A.Slice):
+                continue
+            base_expr, lo, hi = flat_slice(e)
+            base = ex.lvalue(base_expr)
+            if not isinstance(base, FieldLoc) or e.type is None:
+                raise CompileError("only a slice of a field can be written here", e.loc)
+            tmp = self.storage.new_scalar(self.fresh(p.name), e.type)
+            if p.direction == "inout":
+                sink.assign(self.field_node(tmp), ex.data(e, tmp.width))
+            scope.bind_lvalue(e, tmp)
+            scope.copy_back.append((base, lo, hi, tmp))
+
     def ordered_arguments(self, call: A.CallInfo, scope: Scope, sink: Sink) -> Scope:
         """Arguments of an extern call are evaluated left to right: those before an
         argument that runs a call are read ahead into temporaries (their expressions
