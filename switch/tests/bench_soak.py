@@ -685,8 +685,11 @@ def main() -> int:
         return session_child(args.session_child)
     if not args.pktgen or not args.out:
         ap.error("--pktgen and --out are required")
-    if args.duration <= 0 or args.session <= 0:
-        ap.error("--duration and --session must be above 0")
+    for name in ("duration", "session", "write_interval", "sample", "report_interval", "chunk"):
+        if getattr(args, name) <= 0:
+            ap.error(f"--{name.replace('_', '-')} must be above 0")
+    if args.read_interval < 0 or args.stale_timeout < 0:
+        ap.error("--read-interval and --stale-timeout must not be negative")
     if os.geteuid() != 0:
         result: dict[str, Any] = {"skipped": "needs root to create veth pairs"}
     else:
