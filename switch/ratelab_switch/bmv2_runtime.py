@@ -111,7 +111,6 @@ class _State:
     direct_meter_rates: dict[tuple[str, int], list[MeterRate]] = field(default_factory=dict)
     mc_groups: dict[int, list[int]] = field(default_factory=dict)  # mgid -> node handles
     mc_nodes: dict[int, _McNode] = field(default_factory=dict)
-    next_node: int = 0
     lags: dict[int, list[int]] = field(default_factory=dict)
     mirrors: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
 
@@ -878,8 +877,8 @@ class Bmv2Runtime:
         with self._op("mc") as (_, state):
             if lags:
                 raise RuntimeOpError("mc", "ERROR", "LAGs are not supported")
-            h = state.next_node
-            state.next_node += 1
+            # The lowest free handle, as BMv2's handle manager hands them out.
+            h = next(i for i in range(len(state.mc_nodes) + 1) if i not in state.mc_nodes)
             state.mc_nodes[h] = _McNode(rid, ports, lags)
             return h
 

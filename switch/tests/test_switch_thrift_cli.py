@@ -390,25 +390,35 @@ def test_multicast_mirroring_queue_and_switch_commands(features: Switch) -> None
     assert out[30] == "Error: Invalid crc16_custom name (calc_crc16)"
 
 
-def test_multicast_over_the_simple_pre_service(features: Switch) -> None:
+def test_multicast_over_the_simple_pre_service() -> None:
     # BMv2's runtime_CLI defaults to the simple_pre service (simple_switch_CLI forces
     # simple_pre_lag).
-    out = features.cli(
-        "mc_mgrp_create 7",
-        "mc_node_create 3 4 5",
-        "mc_node_associate 7 0",
-        "mc_dump",
-        "mc_mgrp_destroy 7",
-        "mc_node_destroy 0",
-        generic=True,
-    )
+    sw = Switch(DATA / "basic.json")
+    try:
+        out = sw.cli(
+            "mc_mgrp_create 7",
+            "mc_node_create 3 4 5",
+            "mc_node_create 4 6",
+            "mc_node_destroy 0",
+            "mc_node_create 5 7",
+            "mc_node_associate 7 0",
+            "mc_dump",
+            "mc_mgrp_destroy 7",
+            "mc_node_destroy 0",
+            generic=True,
+        )
+    finally:
+        sw.stop()
     assert out[1].endswith("node was created with handle 0")
-    assert out[3].splitlines() == [
+    assert out[2].endswith("node was created with handle 1")
+    # The lowest free handle again, as BMv2's handle manager gives them.
+    assert out[4].endswith("node was created with handle 0")
+    assert out[6].splitlines() == [
         "==========",
         "MC ENTRIES",
         "**********",
         "mgrp(7)",
-        "  -> (L1h=0, rid=3) -> (ports=[4, 5], lags=[])",
+        "  -> (L1h=0, rid=5) -> (ports=[7], lags=[])",
         "==========",
         "LAGS",
         "None for this PRE type",
