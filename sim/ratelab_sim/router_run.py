@@ -39,10 +39,10 @@ from ratelab_ctl.connection import SwitchConnection, SwitchError
 from ratelab_ctl.controller import Controller
 from ratelab_ctl.counters import CounterSnapshot
 from ratelab_ctl.poller import BackgroundPoller, Poller, SeriesWriter
-from ratelab_ctl.schema import SchemaError
 from ratelab_ctl.switch_options import switch_options
 from ratelab_ctl.units import parse_rate
 from ratelab_net.traffic import Command, TrafficError, TrafficRun, hosts_command
+from ratelab_p4info import SchemaError
 
 from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
 from ratelab_sim.netns import HarnessError, Netns, VethPair, sweep, unique_prefix
