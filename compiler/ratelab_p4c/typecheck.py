@@ -1557,7 +1557,15 @@ class Checker:
                     self.check_expr(x, scope, t)
                     self.coerce(x, t, "in for list")
             else:
-                raise _err("a for loop iterates over `lo .. hi` or a list expression", c)
+                ct = self.check_expr(c, scope)
+                if not isinstance(ct, HeaderStackType):
+                    raise _err(
+                        "a for loop iterates over `lo .. hi`, a list expression or a header "
+                        f"stack, not {ct}",
+                        c,
+                    )
+                if ct.element != t:
+                    raise _err(f"the loop variable has type {t}, the elements {ct.element}", c)
         self.ctx.loops += 1
         try:
             self.check_statement(s.body, Scope(inner))

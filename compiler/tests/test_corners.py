@@ -186,7 +186,7 @@ def test_errors_list_and_varbit_length(build: Builder) -> None:
 
 
 def test_for_loops_unrolled(build: Builder) -> None:
-    out = one_packet(build, "corners/for_loops.p4", bytes(7) + bytes([3, 5, 0, 7]))
+    out = one_packet(build, "corners/for_loops.p4", bytes(8) + bytes([3, 5, 0, 7]))
     assert out[0] == 3 + 5 + 0 + 7  # for (i in 0 .. 3): both ends included
     assert out[1] == 4  # for (i = 0; i < 8; i = i + 2)
     assert out[2] == 1 + 2 + 5  # for (x in {1, 2, s[1].v})
@@ -194,6 +194,7 @@ def test_for_loops_unrolled(build: Builder) -> None:
     assert out[4] == 3 + 5 + 7  # continue past the even ones
     assert out[5] == 1 + 2 + 3  # triangle(3): the function's loop breaks at k = 4
     assert out[6] == 5  # a variable declared outside keeps the loop's last value
+    assert out[7] == 3 + 5 + 0 + 7  # for (elem_t e in hdr.s): every element valid
 
 
 PRELUDE = """
@@ -396,3 +397,9 @@ def test_slices_as_extern_out_arguments(build: Builder) -> None:
     # r.read(a[7:4], 1) after r.write(1, 0xa): 0x11 -> 0xa1; random(b[5:2], 5, 5):
     # 0x83 = 10 0000 11 -> 10 0101 11 = 0x97.
     assert out.hex() == "a197"
+
+
+def test_for_over_a_stack_sees_validity(build: Builder) -> None:
+    # Two elements only: s[2] and s[3] are invalid and left out of the sum.
+    out = one_packet(build, "corners/for_loops.p4", bytes(8) + bytes([3, 5]))
+    assert out[7] == 3 + 5

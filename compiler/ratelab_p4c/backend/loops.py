@@ -18,6 +18,15 @@ from ..errors import CompileError
 MAX_ITERATIONS = 1024
 
 
+@dataclass(frozen=True)
+class StackElement:
+    """Element `index` of the header stack `stack`, the value of a loop variable in
+    `for (H h in stack)`: the variable holds a copy of it."""
+
+    stack: A.Expression
+    index: int
+
+
 class NotKnown(Exception):
     """An expression whose value is not known at compile time."""
 
@@ -133,9 +142,12 @@ def iterations(
             if hi - lo + 1 > MAX_ITERATIONS:
                 raise _not_unrollable(s, f"more than {MAX_ITERATIONS} iterations")
             values: list[Any] = list(range(lo, hi + 1))
-        else:
-            assert isinstance(c, A.ListExpression)
+        elif isinstance(c, A.ListExpression):
             values = [x.const_value if x.const_value is not None else x for x in c.elements]
+        else:
+            stack_t = T.strip_newtype(c.type) if c.type is not None else None
+            assert isinstance(stack_t, T.HeaderStackType)
+            values = [StackElement(c, i) for i in range(stack_t.size)]
         writer = _assigned_in(s.body, {s.var})
         if writer is not None:
             raise _not_unrollable(writer, "its body assigns the loop variable")
@@ -179,4 +191,4 @@ def _known(e: A.Expression, env: dict[A.Node, Any], s: A.Node) -> Any:
         raise _not_unrollable(e, "a value it depends on is not a compile-time constant") from None
 
 
-__all__ = ["MAX_ITERATIONS", "LoopControl", "evaluate", "iterations"]
+__all__ = ["MAX_ITERATIONS", "LoopControl", "StackElement", "evaluate", "iterations"]

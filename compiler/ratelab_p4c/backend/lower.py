@@ -13,7 +13,7 @@ from ..errors import CompileError, SourceLocation
 from . import jsonutil as J
 from .aliasing import OuterStorage, has_call, is_dynamic, storage_keys
 from .exprs import ExprLowering, const_node, print_expr, width_hint
-from .loops import LoopControl, iterations
+from .loops import LoopControl, StackElement, iterations
 from .model import ActionInfo, ActionParamInfo, ControlPlaneModel, DigestInfo
 from .names import annotations_of, cp_name, id_annotation
 from .scope import ExprVal, ExternRef, Owner, RuntimeData, Scope
@@ -388,7 +388,14 @@ class Lowering:
         self, decl: A.Node, value: Any, scope: Scope, sink_for: Callable[[], Sink]
     ) -> None:
         t = getattr(decl, "type", None) or T.INT
-        if isinstance(value, A.Expression):
+        if isinstance(value, StackElement):
+            stack = ExprLowering(self, scope, sink_for()).lvalue(value.stack)
+            if not isinstance(stack, StackLoc) or stack.is_union_stack:
+                raise CompileError("a for loop iterates over a header stack here", value.stack.loc)
+            loc = self.storage.allocate(getattr(decl, "name", "v"), t, value.stack.loc)
+            scope.bind(decl, loc)
+            self.copy(loc, stack.elements[value.index], sink_for(), None, value.stack.loc)
+        elif isinstance(value, A.Expression):
             # A list element known only at run time: the variable holds a copy of it.
             loc = self.storage.allocate(getattr(decl, "name", "v"), t, value.loc)
             scope.bind(decl, loc)

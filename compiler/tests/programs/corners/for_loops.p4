@@ -1,6 +1,6 @@
 /* for loops (P4_16 1.2.4), unrolled: the three-clause form and `for (T v in ...)`
- * over a range (both ends included) and over a list, in the apply block, in an
- * action and in a function, with break and continue. */
+ * over a range (both ends included), over a list and over a header stack, in the
+ * apply block, in an action and in a function, with break and continue. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -16,6 +16,7 @@ header out_t {
     bit<8> odd_sum;      // continue skips the even elements
     bit<8> func;         // a function with a loop
     bit<8> last_i;       // the loop left i at 5
+    bit<8> stack_sum;    // sum of the valid elements, for (elem_t e in hdr.s)
 }
 
 struct headers {
@@ -91,6 +92,12 @@ control MyIngress(inout headers hdr, inout metadata meta,
         for (i = 0; i < 5; i = i + 1) {
         }
         hdr.o.last_i = i;
+        hdr.o.stack_sum = 0;
+        for (elem_t e in hdr.s) {
+            if (e.isValid()) {
+                hdr.o.stack_sum = hdr.o.stack_sum + e.v;
+            }
+        }
     }
 }
 
