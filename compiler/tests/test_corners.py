@@ -403,3 +403,31 @@ def test_for_over_a_stack_sees_validity(build: Builder) -> None:
     # Two elements only: s[2] and s[3] are invalid and left out of the sum.
     out = one_packet(build, "corners/for_loops.p4", bytes(8) + bytes([3, 5]))
     assert out[7] == 3 + 5
+
+
+PARSER_CALL = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct headers { h_t h; }
+struct metadata { bit<8> m; }
+bit<8> bump(inout bit<8> v) { v = v + 1; return v; }
+parser P(packet_in pkt, out headers hdr, inout metadata meta,
+         inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.h);
+        bool b = hdr.h.a == 1 && bump(meta.m) == 2;
+        transition accept;
+    }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control IG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control EG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+"""
+
+
+def test_a_conditional_call_in_a_parser_is_refused(tmp_path: Path) -> None:
+    line = compile_error_text(tmp_path, PARSER_CALL + MAIN)
+    assert "cannot be evaluated conditionally" in line, line
