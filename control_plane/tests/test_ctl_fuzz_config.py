@@ -174,6 +174,44 @@ def test_a_character_yaml_forbids_is_reported_at_its_place(capsys, tmp_path: Pat
     )
 
 
+def _dotted(path: tuple[Any, ...]) -> str:
+    return ".".join(str(k) for k in path)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([_dotted(p) for p in PATHS]) | st.text(max_size=8),
+            st.sampled_from(["~", "", "{", "[1, 2]", "{preset: x}", "1e9", "-1", "\x07", "a: b"])
+            | st.text(max_size=8),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+@example([("-x", "1")])
+def test_overrides_are_accepted_or_get_one_error_line(overrides: list[tuple[str, str]]) -> None:
+    # An error in an override points into it (`<command line>:1:col`), else into the file.
+    args: list[str] = []
+    for key, value in overrides:
+        args += ["--set", f"{key}={value}"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "router.yaml"
+        path.write_text(TEXT)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["check", *args, str(path)])
+    message = err.getvalue()
+    assert "Traceback" not in message, message
+    if code == 0:
+        assert message == "", message
+        return
+    assert code == 2 and message.count("\n") == 1, (code, message)
+    where = f"({re.escape(str(path))}|<command line>):\\d+:\\d+"
+    # A value argparse takes for an option is a usage error (`ratelab-ctl: error:`).
+    assert re.match(rf"^({where}|ratelab-ctl): error: \S", message), message
+
+
 @given(mutated_document())
 def test_checked_against_the_program_too(compiled: Compiled, text: str) -> None:
     # The P4Info check runs after the file's own: it adds no new way to fail badly.
