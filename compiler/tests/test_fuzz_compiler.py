@@ -18,7 +18,12 @@ from support.runner import PROGRAMS_DIR, run_compiler
 
 REPO = PROGRAMS_DIR.parents[2]
 INCDIR = PROGRAMS_DIR / "cli" / "incdir"
-SOURCES = [*sorted(PROGRAMS_DIR.glob("*/*.p4")), REPO / "p4src" / "router.p4"]
+ROUTER = REPO / "p4src" / "router.p4"
+ROUTER_PARTS = sorted((REPO / "p4src" / "include").glob("*.p4"))
+PROGRAMS = [*sorted(PROGRAMS_DIR.glob("*/*.p4")), ROUTER]
+# What gets mutated: the programs, and the files router.p4 includes (the router is then
+# compiled with the mutated one in place of the original).
+SOURCES = PROGRAMS + ROUTER_PARTS
 TEXTS = {p: p.read_text() for p in SOURCES}
 
 # Whitespace, words, strings, comments, or any other single character: joining the
@@ -162,8 +167,16 @@ _ERROR_LINE = re.compile(r"^(\S+:\d+:\d+: )?error: \S|^ratelab-p4c: error: \S")
 
 def check_compiles_or_reports(path: Path, source: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        p4 = Path(tmp) / path.name
-        p4.write_text(source)
+        if path in ROUTER_PARTS:
+            (Path(tmp) / "include").mkdir()
+            for part in ROUTER_PARTS:
+                (Path(tmp) / "include" / part.name).write_text(TEXTS[part])
+            (Path(tmp) / "include" / path.name).write_text(source)
+            p4 = Path(tmp) / ROUTER.name
+            p4.write_text(TEXTS[ROUTER])
+        else:
+            p4 = Path(tmp) / path.name
+            p4.write_text(source)
         argv = ["-I", str(path.parent), "-I", str(INCDIR), "-o", tmp, str(p4)]
         rc, _out, err = run_compiler(argv)
     assert "Traceback" not in err, err
@@ -189,7 +202,7 @@ def test_a_program_cut_anywhere_compiles_or_gets_one_error_line(
 
 def test_the_unmutated_programs_compile(tmp_path: Path) -> None:
     # The mutations start from programs that compile (else every case is an error).
-    for path in SOURCES:
+    for path in PROGRAMS:
         argv = ["-I", str(path.parent), "-I", str(INCDIR), "-o", str(tmp_path), str(path)]
         rc, _out, err = run_compiler(argv)
         assert rc == 0, f"{path}: {err}"
