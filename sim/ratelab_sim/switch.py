@@ -165,7 +165,7 @@ class SwitchProcess:
         for port, iface in sorted(self.interfaces.items()):
             args += ["-i", f"{port}@{iface}"]
         args += ["--device-id", str(self.device_id)]
-        if self.target == "bmv2":
+        if self.thrift_port is not None:
             args += ["--thrift-port", str(self.thrift_port)]
         if self.json_path is not None:
             args.append(str(self.json_path))
@@ -188,8 +188,8 @@ class SwitchProcess:
     def start(self) -> None:
         if self.grpc_port is None:
             self.grpc_port = free_port(self.netns)
-        if self.target == "bmv2":
-            self.thrift_port = free_port(self.netns)
+        # Each switch its own Thrift port: several on one machine would all ask for 9090.
+        self.thrift_port = free_port(self.netns)
         args, extra_env = self.command()
         env = {**os.environ, **extra_env}
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
