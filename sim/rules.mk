@@ -3,8 +3,9 @@
 # docs/NET.md). Their tests run with pytest (sim/tests); the ones that build
 # networks need root, as CI has.
 
-# Debian's Mininet (no Open vSwitch: the routers are ratelab-switch processes)
-APT_PACKAGES += mininet iputils-ping ethtool iproute2
+# Debian's Mininet (no Open vSwitch: the routers are ratelab-switch processes);
+# iproute2, ethtool and iputils-ping are in the top Makefile's shared APT_PACKAGES.
+APT_PACKAGES += mininet
 
 .PHONY: net-dumbbell net-three-routers
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -46,7 +47,14 @@ def setup_verilator_env(env: dict[str, str] | None = None) -> dict[str, str]:
     # ("Vtop__pch.h.fast: linker input file not found"); give it gcc's flag.
     flags = target.get("MAKEFLAGS", "")
     if "CFG_CXXFLAGS_PCH_I" not in flags:
-        target["MAKEFLAGS"] = (flags + " CFG_CXXFLAGS_PCH_I=-include").strip()
+        flags += " CFG_CXXFLAGS_PCH_I=-include"
+    # Every model links the same Verilator runtime (verilated*.cpp, about a minute
+    # of compiling); ccache compiles it once for all of them. Its cache lives in
+    # sim_build/ with the models unless CCACHE_DIR says otherwise.
+    if "OBJCACHE" not in flags and shutil.which("ccache", path=target.get("PATH")):
+        flags += " OBJCACHE=ccache"
+        target.setdefault("CCACHE_DIR", str(SIM_BUILD / "ccache"))
+    target["MAKEFLAGS"] = flags.strip()
     return target
 
 

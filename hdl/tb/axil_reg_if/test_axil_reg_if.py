@@ -71,7 +71,7 @@ async def run_test_regs(dut) -> None:
 
 
 # the default address width and router_core's (AXIL_ADDR_WIDTH 16)
-@pytest.mark.parametrize("addr_width", [20, 16])
+@pytest.mark.parametrize("addr_width", [20, pytest.param(16, marks=pytest.mark.sweep)])
 def test_axil_reg_if(addr_width: int) -> None:
     run_cocotb(
         toplevel="axil_reg_if",

@@ -120,7 +120,9 @@ async def run_test_egress(dut) -> None:
 
 # DECAY_LEN 256: more idle periods clamp at the table's last (nonzero) entry;
 # PEND_DEPTH 64: a shallow pending FIFO (the queues of CASES stay below it)
-@pytest.mark.parametrize(("decay_len", "pend_depth"), [(1024, 256), (256, 64)])
+@pytest.mark.parametrize(
+    ("decay_len", "pend_depth"), [(1024, 256), pytest.param(256, 64, marks=pytest.mark.sweep)]
+)
 def test_egress_admit(decay_len: int, pend_depth: int) -> None:
     run_cocotb(
         toplevel="egress_admit",

@@ -55,7 +55,7 @@ async def run_test_fifo(dut) -> None:
 
 
 # depth 2: full and empty in consecutive cycles, the tightest pointer wrap
-@pytest.mark.parametrize(("width", "depth"), [(16, 8), (8, 2)])
+@pytest.mark.parametrize(("width", "depth"), [(16, 8), pytest.param(8, 2, marks=pytest.mark.sweep)])
 def test_fifo_fwft(width: int, depth: int) -> None:
     run_cocotb(
         toplevel="fifo_fwft",

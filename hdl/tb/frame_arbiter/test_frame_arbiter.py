@@ -97,7 +97,9 @@ async def run_test_arbiter(dut) -> None:
 
 
 # 3 inputs (not a power of two: the round robin wraps early) and router_core's 4 x 64
-@pytest.mark.parametrize(("ports", "data_width"), [(3, 32), (4, 64)])
+@pytest.mark.parametrize(
+    ("ports", "data_width"), [pytest.param(3, 32, marks=pytest.mark.sweep), (4, 64)]
+)
 def test_frame_arbiter(ports: int, data_width: int) -> None:
     run_cocotb(
         toplevel="frame_arbiter",

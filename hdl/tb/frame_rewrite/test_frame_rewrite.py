@@ -115,7 +115,10 @@ async def run_test_rewrite(dut) -> None:
         assert cycles <= beats + 10
 
 
-@pytest.mark.parametrize(("data_width", "backpressure"), [(64, False), (64, True), (256, True)])
+@pytest.mark.parametrize(
+    ("data_width", "backpressure"),
+    [(64, False), (64, True), pytest.param(256, True, marks=pytest.mark.sweep)],
+)
 def test_frame_rewrite(data_width: int, backpressure: bool) -> None:
     run_cocotb(
         toplevel="frame_rewrite",

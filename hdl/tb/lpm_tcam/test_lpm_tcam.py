@@ -107,7 +107,7 @@ async def run_test_lookups(dut) -> None:
     assert hits > 0 and misses > 0
 
 
-@pytest.mark.parametrize("entries", [16, 64])
+@pytest.mark.parametrize("entries", [16, pytest.param(64, marks=pytest.mark.sweep)])
 def test_lpm_tcam(entries: int) -> None:
     run_cocotb(
         toplevel="lpm_tcam",

@@ -79,7 +79,9 @@ async def run_test_queue(dut) -> None:
     assert state["sops"] == 180 and state["empties"] > 0 and state["max_q"] > 10
 
 
-@pytest.mark.parametrize(("data_width", "depth"), [(64, 64), (256, 16)])
+@pytest.mark.parametrize(
+    ("data_width", "depth"), [(64, 64), pytest.param(256, 16, marks=pytest.mark.sweep)]
+)
 def test_pkt_queue(data_width: int, depth: int) -> None:
     run_cocotb(
         toplevel="pkt_queue",

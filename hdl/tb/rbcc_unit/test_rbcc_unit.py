@@ -153,7 +153,9 @@ async def run_test_rbcc(dut) -> None:
 
 
 # 16 slots for many collisions and evictions; 2 ports x 64 slots for fewer
-@pytest.mark.parametrize(("ports", "slots"), [(4, 16), (2, 64)])
+@pytest.mark.parametrize(
+    ("ports", "slots"), [(4, 16), pytest.param(2, 64, marks=pytest.mark.sweep)]
+)
 def test_rbcc_unit(ports: int, slots: int) -> None:
     run_cocotb(
         toplevel="rbcc_unit",

@@ -202,7 +202,7 @@ async def run_test_red(dut) -> None:
 
 
 # the index clamps at DECAY_LEN - 1: a short table reaches it, a longer one rarely
-@pytest.mark.parametrize("decay_len", [256, 1024])
+@pytest.mark.parametrize("decay_len", [256, pytest.param(1024, marks=pytest.mark.sweep)])
 def test_red_admit(decay_len: int) -> None:
     run_cocotb(
         toplevel="red_admit",

@@ -356,13 +356,17 @@ def test_router_core_vectors() -> None:
     _run(64)
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("data_width", [128, 256])
 def test_router_core_width_smoke(data_width: int) -> None:
     """Wider buses: the forwarding, options and RBCC cases."""
     _run(data_width, "fwd_ttl_options,rbcc_parse_variants,rbcc_cache")
 
 
-@pytest.mark.parametrize("data_width", [64, 128, 256])
+@pytest.mark.parametrize(
+    "data_width",
+    [64, pytest.param(128, marks=pytest.mark.sweep), pytest.param(256, marks=pytest.mark.sweep)],
+)
 def test_router_core_throughput(data_width: int) -> None:
     """All ports at once, back-to-back 60-byte frames: no bubbles at DATA_WIDTH 64;
     at 128 and 256 the rate the decision pipeline allows (bench_core.ADMIT_II)."""

@@ -125,7 +125,13 @@ async def run_test_frames(dut) -> None:
 
 
 @pytest.mark.parametrize(
-    ("data_width", "backpressure"), [(64, True), (64, False), (128, True), (256, True)]
+    ("data_width", "backpressure"),
+    [
+        (64, True),
+        (64, False),
+        pytest.param(128, True, marks=pytest.mark.sweep),
+        pytest.param(256, True, marks=pytest.mark.sweep),
+    ],
 )
 def test_router_parser(data_width: int, backpressure: bool) -> None:
     run_cocotb(

@@ -56,7 +56,10 @@ async def run_test_counters(dut) -> None:
 
 
 # a small bank that wraps often, and router_core's own bank (18 x 64 bits)
-@pytest.mark.parametrize(("counters", "width", "inc_width"), [(6, 16, 11), (18, 64, 16)])
+@pytest.mark.parametrize(
+    ("counters", "width", "inc_width"),
+    [(6, 16, 11), pytest.param(18, 64, 16, marks=pytest.mark.sweep)],
+)
 def test_stat_counters(counters: int, width: int, inc_width: int) -> None:
     run_cocotb(
         toplevel="stat_counters",

@@ -65,7 +65,7 @@ async def run_test_sequence(dut) -> None:
         dut.step.value = 0
 
 
-@pytest.mark.parametrize("seed", [1, 0x12345678])
+@pytest.mark.parametrize("seed", [1, pytest.param(0x12345678, marks=pytest.mark.sweep)])
 def test_xorshift32(seed: int) -> None:
     run_cocotb(
         toplevel="xorshift32",
