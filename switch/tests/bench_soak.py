@@ -541,7 +541,7 @@ def summarize(samples: list[Sample], args: argparse.Namespace) -> tuple[dict[str
     fitted_span = fitted[-1].t - fitted[0].t if fitted else 0.0
     if rss_fit is not None and fitted_span >= 120 and rss_fit > args.max_rss_slope:
         failures.append(
-            f"RSS grows {rss_fit:.0f} KiB/min after the warm-up (limit {args.max_rss_slope})"
+            f"RSS grows {rss_fit:.0f} KiB/min after the warm-up (limit {args.max_rss_slope:g})"
         )
     # Forwarded rate per report interval.
     series = []
