@@ -69,8 +69,9 @@ const ETHERTYPES: [u16; 9] = [
     0x0800, 0x86dd, 0x0806, 0x8100, 0x1212, 0x1234, 0x88b5, 0x9000, 0x0801,
 ];
 
-/// Ethernet, then an IPv4 header whose version and length are right but
-/// whose other fields are arbitrary, then an L4 header of a common protocol.
+/// Ethernet, then an IPv4 header whose version, length and protocol (one
+/// the corpus parses) are right and whose other fields are arbitrary, then
+/// arbitrary bytes.
 fn structured_frame() -> impl Strategy<Value = Vec<u8>> {
     (
         any::<[u8; 12]>(),
