@@ -122,8 +122,9 @@ pub(crate) enum Expr {
     LastStackIndex(u32),
     SizeStack(u32),
     /// Header equality as BMv2 has it: same header type, both valid, every
-    /// field (and the variable-length bytes) equal. 1 / 0.
-    HdrEq(HdrRef, HdrRef),
+    /// field (and the variable-length bytes) equal. 1 / 0. Boxed: two
+    /// `HdrRef`s inline would make every `Expr` 8 bytes larger.
+    HdrEq(Box<(HdrRef, HdrRef)>),
     /// Header union equality as BMv2 has it: both valid, the same member
     /// valid, and that member's headers equal. 1 / 0.
     UnionEq(u32, u32),
@@ -331,7 +332,7 @@ impl Expr {
             }
             Expr::LastStackIndex(s) => c.phv.stack_next[*s as usize] as Val - 1,
             Expr::SizeStack(s) => c.phv.stack_next[*s as usize] as Val,
-            Expr::HdrEq(a, z) => match (a.resolve(c), z.resolve(c)) {
+            Expr::HdrEq(pair) => match (pair.0.resolve(c), pair.1.resolve(c)) {
                 (Some(a), Some(z)) => b(headers_equal(c, a, z)),
                 _ => 0,
             },
@@ -859,5 +860,15 @@ impl Program {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    /// Expressions sit in every action step and condition: new variants box
+    /// their operands rather than grow them all.
+    #[test]
+    fn an_expression_stays_32_bytes() {
+        assert_eq!(std::mem::size_of::<super::Expr>(), 32);
     }
 }

@@ -474,7 +474,7 @@ impl Ld {
         let (a, z) = (self.aggregate(l, np)?, self.aggregate(r, np)?);
         Ok(Some(match (a, z) {
             (Aggregate::Value, Aggregate::Value) => return Ok(None),
-            (Aggregate::Header(a), Aggregate::Header(z)) => Expr::HdrEq(a, z),
+            (Aggregate::Header(a), Aggregate::Header(z)) => Expr::HdrEq(Box::new((a, z))),
             (Aggregate::Union(a), Aggregate::Union(z)) => Expr::UnionEq(a, z),
             // p4c compares headers field by field, variable-length and wide
             // fields included.
