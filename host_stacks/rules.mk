@@ -8,3 +8,28 @@ BENCH_TARGETS += bench-hosts
 bench-hosts: deps
 	@mkdir -p $(RESULTS)
 	PYTHONPATH=host_stacks $(PY) host_stacks/benchmarks/pacing.py --out $(RESULTS)/host_stacks_pacing.json
+
+# The rate-based host in Rust (host_stacks/rbcc, crate ratelab-rbcc-host) and its
+# Python binding (host_stacks/pyhoststack, module ratelab_hoststack), built in release
+# and installed into the venv: ratelab_hosts' RBCC sender, receiver and pacer are it.
+DEPS_TARGETS += hosts-pyhoststack
+HOSTS_PYHOSTSTACK_INPUTS := $(wildcard host_stacks/rbcc/Cargo.toml host_stacks/rbcc/src/*.rs \
+	host_stacks/pyhoststack/Cargo.toml host_stacks/pyhoststack/pyproject.toml \
+	host_stacks/pyhoststack/src/*.rs)
+.PHONY: hosts-pyhoststack
+hosts-pyhoststack: $(STAMPS)/hosts-pyhoststack
+$(STAMPS)/hosts-pyhoststack: $(STAMPS)/python $(HOSTS_PYHOSTSTACK_INPUTS) | rust-deps
+	@echo "building the ratelab_hoststack extension (maturin, release)"
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(VENV)/bin/maturin develop --release -q \
+	  -m host_stacks/pyhoststack/Cargo.toml
+	@mkdir -p $(STAMPS) && touch $@
+
+# CPU per data packet of the rate-based host, in memory: the Rust crate alone, the
+# Python binding, and the Python state machines it replaced (run from git history).
+BENCH_TARGETS += bench-rbcc-host
+.PHONY: bench-rbcc-host
+bench-rbcc-host: deps
+	@mkdir -p $(RESULTS)
+	cargo build --quiet --release -p ratelab-rbcc-host --bin rbcc-host-bench
+	PYTHONPATH=host_stacks $(PY) host_stacks/benchmarks/rbcc_host_cpu.py --all \
+	  --native target/release/rbcc-host-bench --out $(RESULTS)/hosts_rbcc.txt

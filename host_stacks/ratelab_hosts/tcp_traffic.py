@@ -22,8 +22,8 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ratelab_hosts.pacing import US_PER_S, ceil_div
 from ratelab_hosts.tcp_info import TcpInfo
+from ratelab_hosts.units import US_PER_S, ceil_div
 
 PATTERNS = ("bulk", "onoff", "stream")
 BULK_WRITE = 64 << 10  # bytes per send() call for bulk and on-off

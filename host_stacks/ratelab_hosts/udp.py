@@ -19,7 +19,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from ratelab_hosts.pacing import US_PER_S, ceil_div
+from ratelab_hosts.units import US_PER_S, ceil_div
 from ratelab_hosts.wire import UDP_OVERHEAD, UDP_PROBE_LEN, parse_udp_probe, udp_probe
 
 

@@ -21,6 +21,12 @@ _RATE_UNITS = {
 _NUMBER = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([a-zA-Z/]*)\s*$")
 
 MAX_RATE = 0xFFFFFFFE  # 0xFFFFFFFF means "unlimited" in the RBCC header
+US_PER_S = 1_000_000
+
+
+def ceil_div(a: int, b: int) -> int:
+    """ceil(a / b) in exact integer arithmetic (schedules in microseconds)."""
+    return -(-a // b)
 
 
 def parse_rate(text: str) -> int:
