@@ -304,6 +304,21 @@ fn selective_retransmission_resends_exactly_the_lost_segments() {
 }
 
 #[test]
+fn a_retransmission_in_flight_is_not_resent_for_older_reports() {
+    // 8 ms per packet, 100 ms RTT: a dozen ACKs report segment 3 missing after
+    // it was resent; only those caused by later transmissions could resend it.
+    let net = Net::new(
+        config(40),
+        Link::new(50_000).with_drop(drop_pns(&[3])),
+        Link::new(50_000),
+    )
+    .run(600 * SECOND);
+    assert_eq!(net.sender.metrics().retransmissions, 1);
+    assert_eq!(net.receiver.metrics().duplicates, 0);
+    net.assert_delivered_in_order(40);
+}
+
+#[test]
 fn a_lost_tail_is_recovered_by_the_retransmission_timeout() {
     let net = Net::new(
         config(20),
