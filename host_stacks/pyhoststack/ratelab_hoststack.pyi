@@ -1,0 +1,137 @@
+"""Type stubs of ratelab_hoststack, the Python binding of ratelab's rate-based
+host (crate ratelab-rbcc-host). Times are integer microseconds, rates bytes
+per second, datagrams IPv4 payloads."""
+
+from typing import ClassVar
+
+RATE_UNLIMITED: int
+RBCC_OVERHEAD: int
+
+class Pacer:
+    rate: int
+    max_lateness_us: int
+    restarts: int
+    lost_us: int
+    def __init__(self, rate: int, max_lateness_us: int = 1_000) -> None: ...
+    def next_at(self) -> int | None: ...
+    def ready(self, now_us: int) -> bool: ...
+    def on_send(self, now_us: int, size: int) -> None: ...
+    def set_rate(self, rate: int) -> None: ...
+
+class SenderConfig:
+    desired_rate: int
+    initial_rate: int
+    size: int
+    segments: int | None
+    duration_us: int | None
+    flow_id: int
+    adopt_synack_rate: bool
+    syn_interval_us: int
+    give_up_us: int
+    max_lateness_us: int
+    payload_len: int
+    def __init__(
+        self,
+        desired_rate: int,
+        initial_rate: int,
+        size: int | None = None,
+        segments: int | None = None,
+        duration_us: int | None = None,
+        flow_id: int | None = None,
+        adopt_synack_rate: bool = False,
+        syn_interval_us: int | None = None,
+        give_up_us: int | None = None,
+        max_lateness_us: int | None = None,
+    ) -> None: ...
+
+class SenderState:
+    SYN_SENT: ClassVar[SenderState]
+    ESTABLISHED: ClassVar[SenderState]
+    FIN_SENT: ClassVar[SenderState]
+    CLOSED: ClassVar[SenderState]
+    FAILED: ClassVar[SenderState]
+    value: str
+
+class RateSample:
+    t_us: int
+    rate: int
+    return_rate: int
+    return_bottle_node: int
+
+class SenderMetrics:
+    syn_sent: int
+    fin_sent: int
+    data_packets_sent: int
+    data_bytes_sent: int
+    retransmissions: int
+    rto_expiries: int
+    acks_received: int
+    segments_acked: int
+    acked_while_queued: int
+    srtt_us: int | None
+    established_us: int | None
+    last_ack_us: int | None
+    fin_acked: bool
+    first_data_us: int | None
+    last_data_us: int | None
+    rates: list[RateSample]
+
+class RbccSender:
+    config: SenderConfig
+    state: SenderState
+    error: str | None
+    rate: int
+    return_rate: int
+    return_bottle_node: int
+    done: bool
+    metrics: SenderMetrics
+    def __init__(self, config: SenderConfig, now_us: int) -> None: ...
+    def poll_at(self) -> int | None: ...
+    def on_timer(self, now_us: int) -> list[bytes]: ...
+    def on_datagram(self, now_us: int, data: bytes) -> list[bytes]: ...
+    def summary(self) -> dict[str, object]: ...
+
+class ReceiverState:
+    LISTEN: ClassVar[ReceiverState]
+    ESTABLISHED: ClassVar[ReceiverState]
+    CLOSED: ClassVar[ReceiverState]
+    value: str
+
+class EchoSample:
+    t_us: int
+    rate: int
+    bottle_node: int
+
+class ReceiverMetrics:
+    packets_received: int
+    bytes_received: int
+    duplicates: int
+    segments_delivered: int
+    bytes_delivered: int
+    acks_sent: int
+    max_pn: int
+    fin_pn: int | None
+    fin_seq: int | None
+    first_data_us: int | None
+    last_delivery_us: int | None
+    rates: list[EchoSample]
+
+class RbccReceiver:
+    flow_id: int
+    state: ReceiverState
+    metrics: ReceiverMetrics
+    lost: int
+    complete: bool
+    def __init__(self, flow_id: int) -> None: ...
+    def poll_at(self) -> int | None: ...
+    def on_timer(self, now_us: int) -> list[bytes]: ...
+    def take_delivered(self) -> list[tuple[int, bytes]]: ...
+    def on_datagram(self, now_us: int, data: bytes) -> list[bytes]: ...
+    def missing(self) -> tuple[int, tuple[tuple[int, int], ...]]: ...
+    def summary(self) -> dict[str, object]: ...
+
+class RbccListener:
+    flows: dict[tuple[str, int], RbccReceiver]
+    def __init__(self) -> None: ...
+    def on_datagram(self, now_us: int, src: str, data: bytes) -> list[bytes]: ...
+    def take_delivered(self) -> list[tuple[int, bytes]]: ...
