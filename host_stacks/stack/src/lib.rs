@@ -5,11 +5,16 @@
 //! caller's buffer, and `poll_at()` says when the machine next needs a call.
 //!
 //! - [`wire`]: TCP and UDP header codecs with the IPv4 pseudo-header checksum.
+//! - [`tcp`]: one TCP connection (handshake, data, FIN, RST, SACK, RFC 6675
+//!   loss recovery, RFC 6298 RTO, RFC 7323 timestamps and window scaling).
 //! - [`cc`]: the congestion-control trait; Reno, NewReno, Cubic, Vegas; PRR.
+//! - [`testbed`]: a tiny deterministic two-endpoint simulator (tests, benchmark).
 
 pub mod cc;
 pub mod rng;
 pub mod seq;
+pub mod tcp;
+pub mod testbed;
 pub mod wire;
 
 /// Time in integer nanoseconds since an arbitrary origin.

@@ -192,7 +192,10 @@ fn parse_options(mut b: &[u8]) -> Result<TcpOptions, WireError> {
             (3, 3) => o.window_scale = Some(body[0]),
             (4, 2) => o.sack_permitted = true,
             (5, _) => {
-                if body.is_empty() || !body.len().is_multiple_of(8) || body.len() / 8 > MAX_SACK_BLOCKS {
+                if body.is_empty()
+                    || !body.len().is_multiple_of(8)
+                    || body.len() / 8 > MAX_SACK_BLOCKS
+                {
                     return Err(WireError::BadOption);
                 }
                 for (i, blk) in body.chunks_exact(8).enumerate() {
