@@ -33,3 +33,12 @@ bench-rbcc-host: deps
 	cargo build --quiet --release -p ratelab-rbcc-host --bin rbcc-host-bench
 	PYTHONPATH=host_stacks $(PY) host_stacks/benchmarks/rbcc_host_cpu.py --all \
 	  --native target/release/rbcc-host-bench --out $(RESULTS)/hosts_rbcc.txt
+
+# CPU per data packet of the sans-IO TCP machine (host_stacks/stack, crate
+# ratelab-stack): send + receive + ACK processing through two endpoints in memory.
+BENCH_TARGETS += bench-stack
+.PHONY: bench-stack
+bench-stack: rust-deps
+	@mkdir -p $(RESULTS)
+	cargo run --quiet --release -p ratelab-stack --bin ratelab-stack-bench -- \
+	  $(RESULTS)/stack.txt 2000000

@@ -121,25 +121,32 @@ impl fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
-/// One's-complement sum of `bytes` (odd tail padded with zero) added to `acc`.
-fn sum_bytes(mut acc: u64, bytes: &[u8]) -> u64 {
-    let mut chunks = bytes.chunks_exact(8);
+/// One's-complement sum of `bytes` (odd tail padded with zero) as a
+/// big-endian 16-bit value, added to `acc`. The words are summed in native
+/// byte order, 32 bits at a time (which vectorizes), and the folded sum is
+/// swapped at the end: RFC 1071 §2 (B), byte-order independence.
+fn sum_bytes(acc: u64, bytes: &[u8]) -> u64 {
+    let mut s = 0u64;
+    let mut chunks = bytes.chunks_exact(4);
     for c in &mut chunks {
-        let w = u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-        // Add as two 32-bit halves so the 64-bit accumulator cannot overflow.
-        acc += w >> 32;
-        acc += w & 0xffff_ffff;
+        s += u32::from_ne_bytes([c[0], c[1], c[2], c[3]]) as u64;
     }
     let rest = chunks.remainder();
     let mut i = 0;
     while i + 1 < rest.len() {
-        acc += u16::from_be_bytes([rest[i], rest[i + 1]]) as u64;
+        s += u16::from_ne_bytes([rest[i], rest[i + 1]]) as u64;
         i += 2;
     }
     if i < rest.len() {
-        acc += (rest[i] as u64) << 8;
+        s += u16::from_ne_bytes([rest[i], 0]) as u64;
     }
-    acc
+    let native = fold(s);
+    let be = if cfg!(target_endian = "little") {
+        native.swap_bytes()
+    } else {
+        native
+    };
+    acc + be as u64
 }
 
 fn fold(mut acc: u64) -> u16 {
