@@ -8,9 +8,13 @@
 //! - [`tcp`]: one TCP connection (handshake, data, FIN, RST, SACK, RFC 6675
 //!   loss recovery, RFC 6298 RTO, RFC 7323 timestamps and window scaling).
 //! - [`cc`]: the congestion-control trait; Reno, NewReno, Cubic, Vegas; PRR.
+//! - [`app`]: applications (bulk, on-off, stream, transfer, sink) over a
+//!   small transport trait; [`metrics`]: per-flow measurements.
 //! - [`testbed`]: a tiny deterministic two-endpoint simulator (tests, benchmark).
 
+pub mod app;
 pub mod cc;
+pub mod metrics;
 pub mod rng;
 pub mod seq;
 pub mod tcp;
