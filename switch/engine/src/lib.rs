@@ -46,8 +46,8 @@ pub use exec::Digest;
 pub use program::MatchKind;
 pub use switch::{
     instance_type, ActionInfo, CloneSession, EntryInfo, Frame, KeyInfo, PortStats, Rate, Replica,
-    Switch, SwitchStats, TableInfo, DEFAULT_QUEUE_DEPTH, DROP_PORT, MAX_LOOPS, MAX_PORTS,
-    SPARE_BUFFERS,
+    Switch, SwitchStats, TableInfo, DEFAULT_QUEUE_DEPTH, DROP_PORT, MAX_DESCENDANTS, MAX_LOOPS,
+    MAX_PORTS, SPARE_BUFFERS,
 };
 pub use table::{MatchValue, GREEN, RED, YELLOW};
 

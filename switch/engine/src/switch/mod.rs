@@ -39,6 +39,12 @@ pub const SPARE_BUFFERS: usize = 1024;
 /// Resubmit / recirculate passes allowed per received packet before it is
 /// dropped (counted in [`SwitchStats::loop_drops`]).
 pub const MAX_LOOPS: u32 = 32;
+/// Packets one received packet may give rise to over all generations
+/// (clones, multicast copies, resubmits, recirculations); copies past it are
+/// dropped (counted in [`SwitchStats::loop_drops`]). Without it a program
+/// that clones its own clones makes work growing exponentially at one
+/// instant: `poll` would not return.
+pub const MAX_DESCENDANTS: u32 = 1 << 16;
 
 /// A frame leaving the switch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,7 +128,8 @@ pub struct SwitchStats {
     pub egress_drops: u64,
     /// Packets dropped because an `assert`/`assume` failed.
     pub assert_drops: u64,
-    /// Packets dropped after [`MAX_LOOPS`] resubmits / recirculations.
+    /// Packets dropped after [`MAX_LOOPS`] resubmits / recirculations, or
+    /// past [`MAX_DESCENDANTS`] copies of one received packet.
     pub loop_drops: u64,
     /// Packets sent to a port number > 511 (dropped).
     pub bad_port_drops: u64,
@@ -212,6 +219,26 @@ struct Queued {
     enq_time: u64,
     enq_depth: u32,
     loops: u32,
+    /// Packets it may still give rise to (see [`MAX_DESCENDANTS`]).
+    budget: u32,
+}
+
+/// Where a packet stands against the limits: resubmit / recirculate passes
+/// so far ([`MAX_LOOPS`]) and the packets it may still give rise to
+/// ([`MAX_DESCENDANTS`]).
+#[derive(Clone, Copy)]
+struct Lineage {
+    loops: u32,
+    budget: u32,
+}
+
+/// The budget each of `successors` packets gets once `new` packets are made
+/// from one with `budget`: equal shares of what is left, so that one received
+/// packet gives rise to at most [`MAX_DESCENDANTS`]. None: `new` is over
+/// budget (the new packets are dropped).
+fn share(budget: u32, new: usize, successors: usize) -> Option<u32> {
+    let left = budget.checked_sub(u32::try_from(new).ok()?)?;
+    Some(left / successors.max(1) as u32)
 }
 
 struct Port {
@@ -415,7 +442,11 @@ impl Switch {
             p.stats.rx_packets += 1;
             p.stats.rx_bytes += data.len() as u64;
         }
-        self.ingress(port, data, instance_type::NORMAL, &[], 0, now);
+        let first = Lineage {
+            loops: 0,
+            budget: MAX_DESCENDANTS,
+        };
+        self.ingress(port, data, instance_type::NORMAL, &[], first, now);
     }
 
     /// Dequeues every packet due by `now_us`, runs egress on each and
@@ -591,9 +622,10 @@ impl Switch {
         data: &[u8],
         itype: u32,
         keep: &[(u32, u128)],
-        loops: u32,
+        lineage: Lineage,
         now: u64,
     ) {
+        let Lineage { loops, budget } = lineage;
         let mut pkt = self.parsed(port, data, itype, keep, now);
         match &self.jit {
             Some(j) => j.run(Pipeline::Ingress, &self.prog, &mut self.st, &mut pkt),
@@ -619,36 +651,56 @@ impl Switch {
             self.put_pkt(pkt);
             return;
         }
+        // What this packet becomes: clones, then a resubmit, multicast copies
+        // or itself; each gets a share of its budget.
+        let clones = pkt
+            .flags
+            .clone
+            .and_then(|(s, _)| self.clone_sessions.get(&s))
+            .map_or(0, |s| s.replicas.len());
+        let grp = self.prog.get_opt(&pkt.phv, self.prog.sm.mcast_grp) as u32;
+        let copies = match pkt.flags.resubmit {
+            Some(_) => 1,
+            None if grp != 0 => self.mc_groups.get(&grp).map_or(0, |g| g.len()),
+            None => 0,
+        };
+        let itself = (pkt.flags.resubmit.is_none() && grp == 0) as usize;
+        let child = share(budget, clones + copies, clones + copies + itself);
         if let Some((session, fl)) = pkt.flags.clone {
             let keep = self.capture(&pkt, fl);
-            match self.clone_sessions.get(&session).cloned() {
-                Some(s) => {
+            match (self.clone_sessions.get(&session).cloned(), child) {
+                (Some(s), Some(b)) => {
                     for r in &s.replicas {
                         let mut c =
                             self.parsed(port, data, instance_type::INGRESS_CLONE, &keep, now);
                         let p = &self.prog;
                         p.set_opt(&mut c.phv, p.sm.egress_rid, r.rid as Val);
                         c.flags.truncate = s.truncate;
-                        self.enqueue(r.port, c, now, loops);
+                        self.enqueue(r.port, c, now, loops, b);
                     }
                 }
-                None => self.stats.no_target_drops += 1,
+                (Some(s), None) => self.stats.loop_drops += s.replicas.len() as u64,
+                (None, _) => self.stats.no_target_drops += 1,
             }
         }
         if let Some(fl) = pkt.flags.resubmit {
             let keep = self.capture(&pkt, fl);
             self.put_pkt(pkt);
-            if loops + 1 >= MAX_LOOPS {
+            let Some(b) = child.filter(|_| loops + 1 < MAX_LOOPS) else {
                 self.stats.loop_drops += 1;
                 return;
-            }
-            self.ingress(port, data, instance_type::RESUBMIT, &keep, loops + 1, now);
+            };
+            let next = Lineage {
+                loops: loops + 1,
+                budget: b,
+            };
+            self.ingress(port, data, instance_type::RESUBMIT, &keep, next, now);
             return;
         }
         let p = &self.prog;
-        let grp = p.get_opt(&pkt.phv, p.sm.mcast_grp) as u32;
         if grp != 0 {
             match self.mc_groups.get(&grp).cloned() {
+                Some(reps) if child.is_none() => self.stats.loop_drops += reps.len() as u64,
                 Some(reps) => {
                     for r in reps {
                         let mut c = self.get_pkt();
@@ -663,7 +715,7 @@ impl Switch {
                             instance_type::REPLICATION as Val,
                         );
                         c.flags.truncate = pkt.flags.truncate;
-                        self.enqueue(r.port, c, now, loops);
+                        self.enqueue(r.port, c, now, loops, child.unwrap_or(0));
                     }
                 }
                 None => self.stats.no_target_drops += 1,
@@ -679,10 +731,10 @@ impl Switch {
         }
         pkt.flags.clone = None;
         pkt.flags.digests.clear();
-        self.enqueue(spec, pkt, now, loops);
+        self.enqueue(spec, pkt, now, loops, child.unwrap_or(budget));
     }
 
-    fn enqueue(&mut self, port: u32, mut pkt: Box<Pkt>, now: u64, loops: u32) {
+    fn enqueue(&mut self, port: u32, mut pkt: Box<Pkt>, now: u64, loops: u32, budget: u32) {
         let Some(pt) = self.ports.get_mut(port as usize) else {
             self.stats.bad_port_drops += 1;
             self.put_pkt(pkt);
@@ -706,6 +758,7 @@ impl Switch {
             enq_time: now,
             enq_depth,
             loops,
+            budget,
         });
         if was_empty {
             self.active.push(port);
@@ -748,10 +801,19 @@ impl Switch {
             self.put_pkt(pkt);
             return;
         }
+        // Clones and a recirculation share this packet's budget.
+        let clones = pkt
+            .flags
+            .clone
+            .and_then(|(s, _)| self.clone_sessions.get(&s))
+            .map_or(0, |s| s.replicas.len());
+        let new = clones + pkt.flags.recirculate.is_some() as usize;
+        let child = share(q.budget, new, new);
         if let Some((session, fl)) = pkt.flags.clone {
             let keep = self.capture(&pkt, fl);
-            match self.clone_sessions.get(&session).cloned() {
-                Some(s) => {
+            match (self.clone_sessions.get(&session).cloned(), child) {
+                (Some(s), None) => self.stats.loop_drops += s.replicas.len() as u64,
+                (Some(s), Some(b)) => {
                     for r in &s.replicas {
                         let mut c = self.get_pkt();
                         // Headers as egress left them; metadata reset except
@@ -775,10 +837,10 @@ impl Switch {
                         p.set_opt(&mut c.phv, p.sm.egress_rid, r.rid as Val);
                         p.set_opt(&mut c.phv, p.sm.packet_length, pkt.len as Val);
                         c.flags.truncate = s.truncate;
-                        self.enqueue(r.port, c, t, q.loops);
+                        self.enqueue(r.port, c, t, q.loops, b);
                     }
                 }
-                None => self.stats.no_target_drops += 1,
+                (None, _) => self.stats.no_target_drops += 1,
             }
         }
         let p = &self.prog;
@@ -803,10 +865,15 @@ impl Switch {
             let keep = self.capture(&pkt, fl);
             let in_port = p.get_opt(&pkt.phv, p.sm.ingress_port) as u32;
             self.put_pkt(pkt);
-            if q.loops + 1 >= MAX_LOOPS {
-                self.stats.loop_drops += 1;
-            } else {
-                self.ingress(in_port, &buf, instance_type::RECIRC, &keep, q.loops + 1, t);
+            match child.filter(|_| q.loops + 1 < MAX_LOOPS) {
+                Some(b) => {
+                    let next = Lineage {
+                        loops: q.loops + 1,
+                        budget: b,
+                    };
+                    self.ingress(in_port, &buf, instance_type::RECIRC, &keep, next, t);
+                }
+                None => self.stats.loop_drops += 1,
             }
             self.spare_bufs.push(buf);
             return;
