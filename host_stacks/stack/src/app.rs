@@ -374,7 +374,8 @@ pub struct DelayStats {
 }
 
 impl DelayStats {
-    fn add(&mut self, d: Nanos) {
+    /// Count one delay.
+    pub fn add(&mut self, d: Nanos) {
         if self.count == 0 || d < self.min {
             self.min = d;
         }

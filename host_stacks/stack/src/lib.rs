@@ -10,6 +10,7 @@
 //! - [`cc`]: the congestion-control trait; Reno, NewReno, Cubic, Vegas; PRR.
 //! - [`app`]: applications (bulk, on-off, stream, transfer, sink) over a
 //!   small transport trait; [`metrics`]: per-flow measurements.
+//! - [`udp`]: UDP sources (CBR, Poisson, on-off) and a sink.
 //! - [`testbed`]: a tiny deterministic two-endpoint simulator (tests, benchmark).
 
 pub mod app;
@@ -19,6 +20,7 @@ pub mod rng;
 pub mod seq;
 pub mod tcp;
 pub mod testbed;
+pub mod udp;
 pub mod wire;
 
 /// Time in integer nanoseconds since an arbitrary origin.
