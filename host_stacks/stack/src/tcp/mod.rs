@@ -10,9 +10,11 @@
 //! recovery without SACK (RFC 6582 / RFC 5681 §3.2), PRR (RFC 6937),
 //! RTO (RFC 6298) with backoff, timestamps and PAWS (RFC 7323) with Eifel
 //! detection of spurious timeouts (RFC 3522), window scaling, zero-window
-//! probing. Not implemented: simultaneous open, urgent data, limited
-//! transmit (RFC 3042), D-SACK, the rescue retransmission of RFC 6675,
-//! undoing a spurious timeout's window reduction.
+//! probing. The window is always checked against RFC 6675's pipe (as
+//! Linux does), so with SACK the first duplicate ACKs let new data out the
+//! way limited transmit (RFC 3042) would. Not implemented: simultaneous
+//! open, urgent data, D-SACK, the rescue retransmission of RFC 6675,
+//! undoing a spurious timeout's window reduction, HyStart.
 
 mod buffers;
 mod config;
