@@ -12,6 +12,32 @@
 //!   small transport trait; [`metrics`]: per-flow measurements.
 //! - [`udp`]: UDP sources (CBR, Poisson, on-off) and a sink.
 //! - [`testbed`]: a tiny deterministic two-endpoint simulator (tests, benchmark).
+//!
+//! ```
+//! use ratelab_stack::tcp::{Config, Connection, Endpoint};
+//! use ratelab_stack::MILLIS;
+//!
+//! let a = Endpoint { addr: [10, 0, 0, 1], port: 40000 };
+//! let b = Endpoint { addr: [10, 0, 0, 2], port: 5001 };
+//! let cfg = Config { cc: "cubic".parse().unwrap(), ..Config::default() };
+//! let mut client = Connection::connect(cfg.clone(), a, b, 1, 0).unwrap();
+//! let mut server = Connection::listen(cfg, b, 7, 0).unwrap();
+//! client.send(b"hello");
+//! let (mut buf, mut now) = ([0u8; 1600], 0);
+//! // A link with 1 ms each way: deliver what each side sends, then move time on.
+//! for _ in 0..10 {
+//!     while let Some(t) = client.poll_transmit(now, &mut buf) {
+//!         server.handle_segment(now + MILLIS, t.src, &buf[..t.len]);
+//!     }
+//!     while let Some(t) = server.poll_transmit(now + MILLIS, &mut buf) {
+//!         client.handle_segment(now + 2 * MILLIS, t.src, &buf[..t.len]);
+//!     }
+//!     now += 2 * MILLIS;
+//! }
+//! let mut out = [0u8; 16];
+//! assert_eq!(server.recv(&mut out), 5);
+//! assert_eq!(&out[..5], b"hello");
+//! ```
 
 pub mod app;
 pub mod cc;
