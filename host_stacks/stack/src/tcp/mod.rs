@@ -224,7 +224,9 @@ impl Connection {
             cfg.max_rto,
             cfg.clock_granularity,
         );
-        let segs = cfg.send_buffer / cfg.mss as usize + 2;
+        // Records for a full send buffer of half-size segments; smaller
+        // segments grow the deque once, then it is reused.
+        let segs = 2 * (cfg.send_buffer / cfg.mss as usize) + 16;
         Ok(Connection {
             send_buf: SendBuffer::new(cfg.send_buffer),
             recv_buf: RecvBuffer::new(cfg.recv_buffer),
