@@ -130,13 +130,13 @@ fn clean() -> LinkConfig {
 
 #[test]
 fn clean_transfer_delivers_everything_and_closes() {
-    let (tb, t) = run(Config::default(), clean(), clean(), 2_000_000, 30 * SECONDS);
+    let (tb, t) = run(Config::default(), clean(), clean(), 1_000_000, 30 * SECONDS);
     assert_complete(&tb, &t);
     let s = tb.a.stats();
     assert_eq!(s.retransmissions, 0);
-    assert_eq!(s.bytes_sent, 2_000_000);
-    assert_eq!(s.bytes_acked, 2_000_000);
-    assert_eq!(tb.b.stats().bytes_received, 2_000_000);
+    assert_eq!(s.bytes_sent, 1_000_000);
+    assert_eq!(s.bytes_acked, 1_000_000);
+    assert_eq!(tb.b.stats().bytes_received, 1_000_000);
     assert!(tb.a.sack_enabled() && tb.a.timestamps_enabled());
     assert_eq!(tb.a.smss(), 1448, "MSS less the timestamp option");
     assert_eq!(s.malformed, 0);
@@ -282,7 +282,7 @@ fn rto_backs_off_exponentially_and_recovers() {
         min_rto: SECONDS,
         ..Config::default()
     };
-    let (tb, t) = run(cfg, ab, lossy(0.0, 2), 3_000_000, 60 * SECONDS);
+    let (tb, t) = run(cfg, ab, lossy(0.0, 2), 2_000_000, 60 * SECONDS);
     assert_complete(&tb, &t);
     let s = tb.a.stats();
     // RTO 1 s (minimum): timeouts at about 1.5, 3.5 (+2), 7.5 (+4), 15.5 s (+8),
@@ -410,7 +410,7 @@ fn delayed_acks_halve_the_ack_count() {
             delayed_ack,
             ..Config::default()
         };
-        let (tb, t) = run(cfg, clean(), clean(), 1_000_000, 30 * SECONDS);
+        let (tb, t) = run(cfg, clean(), clean(), 500_000, 30 * SECONDS);
         assert_complete(&tb, &t);
         (tb.a.stats().segments_sent, tb.b.stats().segments_sent)
     };

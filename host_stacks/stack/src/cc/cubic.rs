@@ -337,6 +337,44 @@ mod tests {
     }
 
     #[test]
+    fn friendly_region_grows_by_alpha_cubic_until_cwnd_prior() {
+        // After a loss at 10 segments cwnd is 7; W_est grows by
+        // alpha_cubic = 3 * 0.3 / 1.7 = 0.53 segments per RTT until it
+        // reaches cwnd_prior = 10 (about 5.7 RTTs), then by 1 (§4.3).
+        let mut c = Cubic::new(MSS, 10 * MSS, CubicParams::default());
+        c.on_congestion_event(0, 10 * MSS);
+        c.on_recovery_exit(0, 0);
+        let rtt = SEC / 1000;
+        let mut per_rtt = vec![];
+        let mut now = 0;
+        for _ in 0..12 {
+            let segs = c.window() / MSS;
+            for _ in 0..segs {
+                c.on_ack(&sample(now, MSS, rtt));
+            }
+            now += rtt;
+            per_rtt.push(c.w_est());
+        }
+        let alpha = 3.0 * 0.3 / 1.7;
+        // A round acknowledges floor(cwnd) segments of a fractional cwnd, so
+        // a round adds a little less than alpha.
+        let mut prev = 7.0;
+        for (k, &w) in per_rtt.iter().enumerate().take(5) {
+            let grew = w - prev;
+            assert!(
+                grew > 0.85 * alpha && grew <= alpha + 1e-9,
+                "RTT {k}: W_est grew {grew}, alpha {alpha}"
+            );
+            prev = w;
+        }
+        let slope = per_rtt[11] - per_rtt[10];
+        assert!(
+            (slope - 1.0).abs() < 0.1,
+            "alpha 1 past cwnd_prior: {slope}"
+        );
+    }
+
+    #[test]
     fn fast_convergence_lowers_w_max() {
         let mut c = after_loss_at_100(CubicParams::default());
         assert!((c.w_max() - 100.0).abs() < 1e-9);
