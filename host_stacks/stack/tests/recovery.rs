@@ -248,3 +248,15 @@ fn prr_spreads_the_reduction_over_the_acks() {
     assert_eq!(a.bytes_in_flight(), a.ssthresh());
     assert_eq!(a.stats().retransmissions, 1);
 }
+
+#[test]
+fn initial_window_of_three_and_ten_segments() {
+    // RFC 6928 §2 / RFC 5681 §3.1: the first flight is the initial window.
+    for (iw, expect) in [(1, 1), (3, 3), (4, 4), (10, 10)] {
+        let (_, _, segs) = setup(Config {
+            initial_window: iw,
+            ..cfg(true, CcKind::NewReno)
+        });
+        assert_eq!(segs.len(), expect, "IW{iw}");
+    }
+}
