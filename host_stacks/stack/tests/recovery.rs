@@ -260,3 +260,87 @@ fn initial_window_of_three_and_ten_segments() {
         assert_eq!(segs.len(), expect, "IW{iw}");
     }
 }
+
+/// A fixed window with a pacing rate: the connection spaces its sends.
+struct Paced;
+
+impl ratelab_stack::cc::CongestionControl for Paced {
+    fn name(&self) -> &'static str {
+        "paced"
+    }
+    fn on_ack(&mut self, _: &ratelab_stack::cc::AckSample) {}
+    fn on_congestion_event(&mut self, _: u64, _: u64) {}
+    fn on_recovery_exit(&mut self, _: u64, _: u64) {}
+    fn on_rto(&mut self, _: u64, _: u64) {}
+    fn on_idle_restart(&mut self, _: u64, _: u64) {}
+    fn window(&self) -> u64 {
+        1 << 20
+    }
+    fn ssthresh(&self) -> u64 {
+        u64::MAX
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        Some(1_000_000) // bytes per second
+    }
+}
+
+#[test]
+fn a_pacing_rate_spaces_the_segments() {
+    use ratelab_stack::testbed::{LinkConfig, Testbed};
+    let cfg = Config::default();
+    let mut tb = Testbed::new(
+        cfg.clone(),
+        cfg,
+        LinkConfig::default(),
+        LinkConfig::default(),
+    )
+    .unwrap();
+    tb.a.set_congestion_control(|_, _| Box::new(Paced));
+    let mut sends = vec![];
+    let (mut last, mut prev_step) = (0, 0);
+    tb.run_until(
+        200 * MILLIS,
+        &mut |now, a: &mut Connection, _b: &mut Connection| {
+            if a.is_established() {
+                a.send(&[9u8; 10_000]);
+            }
+            let n = a.stats().bytes_sent;
+            if n != last {
+                sends.push(prev_step);
+                last = n;
+            }
+            prev_step = now;
+            None
+        },
+    );
+    assert_eq!(tb.a.cc().name(), "paced");
+    // 1448 data + 32 header bytes at 1 MB/s: one segment every 1.48 ms.
+    let gaps: Vec<u64> = sends.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.len() > 50, "{}", gaps.len());
+    assert!(gaps.iter().all(|&g| g == 1_480_000), "{gaps:?}");
+}
+
+#[test]
+fn karn_no_rtt_sample_from_a_retransmitted_segment() {
+    let (mut a, mut b, segs) = setup(cfg(true, CcKind::NewReno));
+    let samples = a.stats().rtt_samples;
+    let srtt = a.rtt().srtt();
+    // Nothing is acknowledged: the RTO (200 ms minimum) fires and resends the first segment.
+    let rx = out(&mut a, 211 * MILLIS);
+    assert_eq!(a.stats().rtos, 1);
+    assert_eq!(rx.len(), 1);
+    // The original arrives after all; its ACK follows 1 ms after the retransmission.
+    b.handle_segment(211 * MILLIS, A.addr, &segs[0]);
+    for ack in out(&mut b, 211 * MILLIS) {
+        a.handle_segment(212 * MILLIS, B.addr, &ack);
+    }
+    assert!(
+        a.snd_una() != seq_of(&segs[0]),
+        "the first segment is acknowledged"
+    );
+    // RFC 6298 §3 (Karn): no sample from it (it would say 1 ms) ...
+    assert_eq!(a.stats().rtt_samples, samples);
+    assert_eq!(a.rtt().srtt(), srtt);
+    // ... and its timestamp echo shows the timeout was spurious (RFC 3522).
+    assert_eq!(a.stats().spurious_rtos, 1);
+}

@@ -169,7 +169,10 @@ impl Connection {
         } else {
             initial_window(self.cfg.initial_window, self.smss)
         };
-        self.cc = self.cfg.cc.build(self.smss, iw);
+        self.cc = match self.cc_factory {
+            Some(f) => f(self.smss, iw),
+            None => self.cfg.cc.build(self.smss, iw),
+        };
         self.last_send_at = None;
         self.delivered_at = now;
         self.first_sent_at = now;

@@ -117,6 +117,9 @@ struct PendingRst {
     flags: u8,
 }
 
+/// Builds a congestion controller for (sender MSS, initial window) in bytes.
+pub type CcFactory = fn(u64, u64) -> Box<dyn CongestionControl>;
+
 /// A TCP connection.
 pub struct Connection {
     cfg: Config,
@@ -143,6 +146,8 @@ pub struct Connection {
     fin_sent: bool,
     scoreboard: Scoreboard,
     cc: Box<dyn CongestionControl>,
+    /// Builds the algorithm at the handshake instead of `cfg.cc` when set.
+    cc_factory: Option<CcFactory>,
     rtt: RttEstimator,
     rto_at: Option<Nanos>,
     syn_sent_at: Nanos,
@@ -232,6 +237,7 @@ impl Connection {
             recv_buf: RecvBuffer::new(cfg.recv_buffer),
             scoreboard: Scoreboard::with_capacity(segs.min(1 << 16)),
             cc,
+            cc_factory: None,
             rtt,
             state,
             local,
@@ -309,6 +315,12 @@ impl Connection {
         now: Nanos,
     ) -> Result<Connection, ConfigError> {
         Connection::new(cfg, local, Endpoint::default(), iss, State::Listen, now)
+    }
+
+    /// Use an algorithm of the caller's instead of `Config::cc` (it is built
+    /// when the handshake completes, for the negotiated MSS).
+    pub fn set_congestion_control(&mut self, factory: CcFactory) {
+        self.cc_factory = Some(factory);
     }
 
     // ---- accessors ----
