@@ -99,7 +99,7 @@ def native(binary: str, packets: int) -> float:
         [binary, str(packets), "5"], check=True, capture_output=True, text=True
     ).stdout.strip()
     print(out, flush=True)
-    found = re.search(r"([\d.]+) ns per data packet", out)
+    found = re.search(r"([\d.]+) ns CPU per data packet", out)
     if found is None:
         raise SystemExit(f"unexpected output of {binary}: {out!r}")
     return float(found.group(1))
@@ -138,7 +138,7 @@ def main() -> None:
             lines.append(f"ratio python / binding:  {legacy / binding:.1f}x")
             if args.native:
                 rust = native(args.native, 20 * args.packets)
-                lines.append(f"rust crate alone:        {rust:,.0f} ns per data packet")
+                lines.append(f"rust crate alone:        {rust:,.0f} ns CPU per data packet")
                 lines.append(f"ratio python / rust:     {legacy / rust:.0f}x")
         elif args.legacy:
             ns = measure(f"python {args.legacy}", *legacy_modules(args.legacy, Path(tmp)), args)

@@ -68,6 +68,7 @@ class SenderMetrics:
     acks_received: int
     segments_acked: int
     acked_while_queued: int
+    malformed: int
     srtt_us: int | None
     established_us: int | None
     last_ack_us: int | None
@@ -109,6 +110,7 @@ class ReceiverMetrics:
     segments_delivered: int
     bytes_delivered: int
     acks_sent: int
+    malformed: int
     max_pn: int
     fin_pn: int | None
     fin_seq: int | None
@@ -132,6 +134,7 @@ class RbccReceiver:
 
 class RbccListener:
     flows: dict[tuple[str, int], RbccReceiver]
+    malformed: int
     def __init__(self) -> None: ...
     def on_datagram(self, now_us: int, src: str, data: bytes) -> list[bytes]: ...
     def take_delivered(self) -> list[tuple[int, bytes]]: ...

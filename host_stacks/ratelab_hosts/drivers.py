@@ -218,6 +218,7 @@ def rbcc_recv(
         "listen": listen,
         "elapsed_s": (now_us() - start) / 1e6,
         "emulated_drops": emulated_drops,
+        "malformed": listener.malformed,
         "send_errors": counters.send_errors,
         "flows": results,
     }

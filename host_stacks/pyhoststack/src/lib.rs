@@ -543,7 +543,7 @@ metric_getters!(SenderMetrics, {
 },
     syn_sent: u64, fin_sent: u64, data_packets_sent: u64, data_bytes_sent: u64,
     retransmissions: u64, rto_expiries: u64, acks_received: u64, segments_acked: u64,
-    acked_while_queued: u64, srtt_us: Option<u64>, established_us: Option<u64>,
+    acked_while_queued: u64, malformed: u64, srtt_us: Option<u64>, established_us: Option<u64>,
     last_ack_us: Option<u64>, fin_acked: bool, first_data_us: Option<u64>,
     last_data_us: Option<u64>,
 );
@@ -734,7 +734,7 @@ metric_getters!(ReceiverMetrics, {
     }
 },
     packets_received: u64, bytes_received: u64, duplicates: u64, segments_delivered: u64,
-    bytes_delivered: u64, acks_sent: u64, max_pn: i64, fin_pn: Option<u64>,
+    bytes_delivered: u64, acks_sent: u64, malformed: u64, max_pn: i64, fin_pn: Option<u64>,
     fin_seq: Option<u64>, first_data_us: Option<u64>, last_delivery_us: Option<u64>,
 );
 
@@ -744,6 +744,7 @@ metric_getters!(ReceiverMetrics, {
 struct RbccListener {
     index: HashMap<(String, u16), usize>,
     flows: Vec<((String, u16), Py<RbccReceiver>)>,
+    malformed: u64,
 }
 
 #[pymethods]
@@ -753,7 +754,14 @@ impl RbccListener {
         RbccListener {
             index: HashMap::new(),
             flows: Vec::new(),
+            malformed: 0,
         }
+    }
+
+    /// Datagrams that are not RBCC v1 carrying a whole TRUMP header (ignored).
+    #[getter]
+    fn malformed(&self) -> u64 {
+        self.malformed
     }
 
     /// {(source, flow_id): RbccReceiver} in the order the connections opened.
@@ -774,6 +782,7 @@ impl RbccListener {
         data: &[u8],
     ) -> PyResult<Bound<'py, PyList>> {
         let Some((flow_id, opens)) = receiver::demux(data) else {
+            self.malformed += 1;
             return Ok(PyList::empty(py));
         };
         let key = (src, flow_id);

@@ -57,6 +57,8 @@ pub struct ReceiverMetrics {
     /// Payload bytes delivered in order.
     pub bytes_delivered: u64,
     pub acks_sent: u64,
+    /// Datagrams that are not RBCC v1 carrying a whole TRUMP header (ignored).
+    pub malformed: u64,
     /// Highest transmission number seen (-1: none).
     pub max_pn: i64,
     /// Data transmissions the sender made, from its FIN.
@@ -76,6 +78,7 @@ impl Default for ReceiverMetrics {
             segments_delivered: 0,
             bytes_delivered: 0,
             acks_sent: 0,
+            malformed: 0,
             max_pn: -1,
             fin_pn: None,
             fin_seq: None,
@@ -181,7 +184,10 @@ impl Receiver {
 
     /// An RBCC datagram (IPv4 payload) from the sender; returns the ACK to send.
     pub fn on_datagram(&mut self, now_us: u64, data: &[u8]) -> Option<&[u8]> {
-        let packet = Packet::decode(data).ok()?;
+        let Ok(packet) = Packet::decode(data) else {
+            self.metrics.malformed += 1;
+            return None;
+        };
         let (rbcc, trump) = (packet.rbcc, packet.trump);
         if rbcc.flags & FLAG_ACK != 0 || trump.flow_id != self.flow_id {
             return None;
@@ -350,6 +356,7 @@ pub fn demux(data: &[u8]) -> Option<(u16, bool)> {
 pub struct Listener<K> {
     index: HashMap<(K, u16), usize>,
     flows: Vec<((K, u16), Receiver)>,
+    malformed: u64,
 }
 
 impl<K: Eq + Hash + Clone> Default for Listener<K> {
@@ -357,6 +364,7 @@ impl<K: Eq + Hash + Clone> Default for Listener<K> {
         Listener {
             index: HashMap::new(),
             flows: Vec::new(),
+            malformed: 0,
         }
     }
 }
@@ -377,8 +385,16 @@ impl<K: Eq + Hash + Clone> Listener<K> {
             .map(|(key, receiver)| (&*key, receiver))
     }
 
+    /// Datagrams that are not RBCC v1 carrying a whole TRUMP header (ignored).
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
     pub fn on_datagram(&mut self, now_us: u64, src: &K, data: &[u8]) -> Option<&[u8]> {
-        let (flow_id, opens) = demux(data)?;
+        let Some((flow_id, opens)) = demux(data) else {
+            self.malformed += 1;
+            return None;
+        };
         let key = (src.clone(), flow_id);
         let at = match self.index.get(&key) {
             Some(&at) => at,

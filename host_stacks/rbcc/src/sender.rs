@@ -157,6 +157,8 @@ pub struct SenderMetrics {
     pub segments_acked: u64,
     /// Segments acknowledged while queued for retransmission (not resent).
     pub acked_while_queued: u64,
+    /// Datagrams that are not RBCC v1 carrying a whole TRUMP header (ignored).
+    pub malformed: u64,
     pub srtt_us: Option<u64>,
     /// Times below are since the sender started.
     pub established_us: Option<u64>,
@@ -422,6 +424,7 @@ impl Sender {
     pub fn on_datagram(&mut self, now_us: u64, data: &[u8]) -> Result<(), TimeWentBackwards> {
         self.advance(now_us)?;
         let Ok(packet) = Packet::decode(data) else {
+            self.metrics.malformed += 1;
             return Ok(());
         };
         let (rbcc, trump) = (packet.rbcc, packet.trump);

@@ -9,7 +9,7 @@ use rbcc_host::wire::{
     encode_headers, Packet, RbccHeader, TrumpHeader, FLAG_ACK, FLAG_FIN, FLAG_SYN, MAX_RANGES,
     RATE_UNLIMITED,
 };
-use rbcc_host::{Receiver, ReceiverState, Sender, SenderConfig, SenderState};
+use rbcc_host::{Listener, Receiver, ReceiverState, Sender, SenderConfig, SenderState};
 
 const FLOW: u16 = 7;
 const ROUTER: u32 = 9;
@@ -491,7 +491,25 @@ fn foreign_and_malformed_datagrams_are_ignored() {
     }
     assert_eq!(sender.state(), SenderState::SynSent);
     assert_eq!(sender.metrics().acks_received, 0);
+    assert_eq!(sender.metrics().malformed, 3); // the SYN decodes: foreign, not malformed
     let mut r = Receiver::new(FLOW);
     assert!(r.on_datagram(0, b"\x10").is_none());
     assert_eq!(r.state(), ReceiverState::Listen);
+    assert_eq!(r.metrics().malformed, 1);
+    let mut listener = Listener::new();
+    assert!(listener.on_datagram(0, &"a", b"\x10").is_none());
+    assert!(listener.on_datagram(0, &"a", &data(0, 0, 0)).is_none()); // no SYN: no connection
+    assert_eq!((listener.malformed(), listener.flows().count()), (1, 0));
+    assert!(listener
+        .on_datagram(0, &"a", &data(FLAG_SYN, 0, 0))
+        .is_some());
+    assert!(listener
+        .on_datagram(0, &"b", &data(FLAG_SYN, 0, 0))
+        .is_some());
+    assert!(listener.on_datagram(1, &"a", &data(0, 0, 0)).is_some());
+    let flows: Vec<_> = listener
+        .flows()
+        .map(|(k, r)| (k.0, r.metrics().segments_delivered))
+        .collect();
+    assert_eq!(flows, vec![("a", 1), ("b", 0)]);
 }
