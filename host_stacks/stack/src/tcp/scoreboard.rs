@@ -332,6 +332,20 @@ mod tests {
     }
 
     #[test]
+    fn three_small_sacked_segments_are_enough() {
+        // 300 SACKed bytes is not more than 2 * SMSS of 1000, but three
+        // discontiguous SACKed segments above make the first one lost.
+        let mut b = board(10);
+        b.sack(1100, 1200);
+        b.sack(1300, 1400);
+        assert!(!b.mark_losses(3, 1000));
+        b.sack(1500, 1600);
+        assert!(b.mark_losses(3, 1000));
+        assert!(b.front_lost());
+        check(&b);
+    }
+
+    #[test]
     fn two_sacked_segments_are_not_enough() {
         let mut b = board(10);
         b.sack(1100, 1300);
