@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pcpp import Preprocessor
+from pcpp import Action, OutputDirective, Preprocessor
 
 from .errors import CompileError, SourceLocation
 
@@ -94,15 +94,27 @@ class _P4Preprocessor(Preprocessor):  # type: ignore[misc]
     def on_include_not_found(
         self, is_malformed: bool, is_system_include: bool, curdir: str, includepath: str
     ) -> None:
-        d = self.lastdirective
         what = "malformed #include" if is_malformed else f"cannot find include file '{includepath}'"
+        raise CompileError(what, self.directive_loc())
+
+    def directive_loc(self) -> SourceLocation:
+        """The '#' that starts the line of the directive being processed."""
+        d = self.lastdirective
         loc = self._loc(d.source, d.lineno)
-        # Point at the '#' that starts the directive line.
         lines = self.data.get(loc.file, "").splitlines()
         if 1 <= loc.line <= len(lines):
             text = lines[loc.line - 1]
             loc = SourceLocation(loc.file, loc.line, len(text) - len(text.lstrip()) + 1)
-        raise CompileError(what, loc)
+        return loc
+
+    def on_directive_handle(
+        self, directive: Any, toks: Any, ifpassthru: bool, precedingtoks: Any
+    ) -> Any:
+        if directive.value == "pragma" and not toks:
+            # An empty #pragma does nothing in C; pcpp would fail on it.
+            self.lastdirective = directive
+            raise OutputDirective(Action.IgnoreAndRemove)
+        return super().on_directive_handle(directive, toks, ifpassthru, precedingtoks)
 
     def on_directive_unknown(
         self, directive: Any, toks: Any, ifpassthru: bool, precedingtoks: Any
@@ -165,7 +177,17 @@ def _layout(pp: _P4Preprocessor) -> str:
     prev_end = -1
     prev_body_end: tuple[Any, int] | None = None
     while True:
-        tok = pp.token()
+        try:
+            tok = pp.token()
+        except IndexError:
+            # pcpp reads a directive's arguments without checking there are any
+            # (`#ifndef` alone, `#if !defined`): report the directive.
+            if getattr(pp, "lastdirective", None) is None:
+                raise
+            name = pp.lastdirective.value
+            raise CompileError(
+                f"preprocessor: #{name} without the arguments it needs", pp.directive_loc()
+            ) from None
         if tok is None:
             break
         if tok.type in ws_types:

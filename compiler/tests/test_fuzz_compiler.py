@@ -12,7 +12,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from hypothesis import given
+import pytest
+from hypothesis import example, given
 from hypothesis import strategies as st
 from support.runner import PROGRAMS_DIR, run_compiler
 
@@ -186,7 +187,12 @@ def check_compiles_or_reports(path: Path, source: str) -> None:
         assert _ERROR_LINE.match(first), f"not an error line: {first!r}\n{err}"
 
 
+DEFINES = REPO / "p4src" / "include" / "defines.p4"
+
+
 @given(mutated_source())
+# Found by this test: `#ifndef` without a name was an internal compiler error.
+@example((DEFINES, TEXTS[DEFINES].replace("#ifndef MAX_PORTS", "#ifndef ", 1)))
 def test_a_mutated_program_compiles_or_gets_one_error_line(case: tuple[Path, str]) -> None:
     check_compiles_or_reports(*case)
 
@@ -206,3 +212,28 @@ def test_the_unmutated_programs_compile(tmp_path: Path) -> None:
         argv = ["-I", str(path.parent), "-I", str(INCDIR), "-o", str(tmp_path), str(path)]
         rc, _out, err = run_compiler(argv)
         assert rc == 0, f"{path}: {err}"
+
+
+@pytest.mark.parametrize(
+    "directive", ["#ifndef", "#ifdef", "#define", "#undef", "#if", "#if !", "#if !defined"]
+)
+def test_a_directive_without_its_arguments_is_one_error_line(
+    tmp_path: Path, directive: str
+) -> None:
+    # Found by the fuzzer: the preprocessor (pcpp) failed with an IndexError on these.
+    p4 = tmp_path / "a.p4"
+    p4.write_text(f"/* a */\n  {directive}\n#define X 1\n#endif\n")
+    rc, _out, err = run_compiler(["-o", str(tmp_path), str(p4)])
+    name = directive.split()[0]
+    assert (rc, err.splitlines()[0]) == (
+        1,
+        f"{p4}:2:3: error: preprocessor: {name} without the arguments it needs",
+    )
+
+
+def test_an_empty_pragma_does_nothing(tmp_path: Path) -> None:
+    # As in C; pcpp failed on it too.
+    p4 = tmp_path / "basic.p4"
+    p4.write_text("#pragma\n" + (PROGRAMS_DIR / "tutorials" / "basic.p4").read_text())
+    rc, _out, err = run_compiler(["-o", str(tmp_path), str(p4)])
+    assert rc == 0, err
