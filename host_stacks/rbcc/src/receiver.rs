@@ -260,7 +260,8 @@ impl Receiver {
             return;
         }
         rates.push(EchoSample {
-            t_us: now_us - self.start_us,
+            // the receiver does not police its caller's clock: never underflow
+            t_us: now_us.saturating_sub(self.start_us),
             rate,
             bottle_node,
         });
