@@ -86,7 +86,12 @@ class ConfigError(Exception):
 
     def __str__(self) -> str:
         where = f"{self.path}: " if self.path else ""
-        return f"{self.location}: error: {where}{self.message}"
+        return _one_line(f"{self.location}: error: {where}{self.message}")
+
+
+def _one_line(text: str) -> str:
+    """`text` with control characters escaped (a key may hold a newline)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,12 @@ def test_junk_is_refused_with_one_error_line(text: str) -> None:
     check_accepted_or_one_error_line(text)
 
 
+def test_a_key_with_a_newline_is_named_on_one_line(capsys) -> None:
+    assert main(["check", "--set", "ports.9\nx=1", str(EXAMPLE)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ports.9\\nx" in err, err
+
+
 def test_a_character_yaml_forbids_is_reported_at_its_place(capsys, tmp_path: Path) -> None:
     path = tmp_path / "router.yaml"
     path.write_text(TEXT.replace("device_id: 0", "device_id: \x07"))
@@ -190,6 +196,7 @@ def _dotted(path: tuple[Any, ...]) -> str:
     )
 )
 @example([("-x", "1")])
+@example([("0\n0", "[1, 2]")])  # found by this test: the key's newline split the message
 def test_overrides_are_accepted_or_get_one_error_line(overrides: list[tuple[str, str]]) -> None:
     # An error in an override points into it (`<command line>:1:col`), else into the file.
     args: list[str] = []
