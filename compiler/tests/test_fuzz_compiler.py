@@ -206,14 +206,6 @@ def test_a_program_cut_anywhere_compiles_or_gets_one_error_line(
     check_compiles_or_reports(path, text[:cut])
 
 
-def test_the_unmutated_programs_compile(tmp_path: Path) -> None:
-    # The mutations start from programs that compile (else every case is an error).
-    for path in PROGRAMS:
-        argv = ["-I", str(path.parent), "-I", str(INCDIR), "-o", str(tmp_path), str(path)]
-        rc, _out, err = run_compiler(argv)
-        assert rc == 0, f"{path}: {err}"
-
-
 @pytest.mark.parametrize(
     "directive", ["#ifndef", "#ifdef", "#define", "#undef", "#if", "#if !", "#if !defined"]
 )
