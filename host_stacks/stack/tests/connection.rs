@@ -242,6 +242,27 @@ fn sack_recovery_retransmits_only_the_holes() {
 }
 
 #[test]
+fn slow_start_overshoot_is_repaired_without_a_timeout() {
+    // The first slow start overflows the 100-packet queue by about every
+    // other packet of a window: SACK recovery resends exactly the drops.
+    for cfg in [
+        Config::default(),
+        Config {
+            prr: true,
+            ..Config::default()
+        },
+    ] {
+        let (tb, t) = run(cfg, lossy(0.0, 1), lossy(0.0, 2), 1_500_000, 60 * SECONDS);
+        assert_complete(&tb, &t);
+        let (ab, _) = tb.link_stats();
+        let s = tb.a.stats();
+        assert!(ab.queue_drops > 50, "{ab:?}");
+        assert_eq!(s.rtos, 0, "{s:?}");
+        assert_eq!(s.retransmissions, ab.queue_drops, "{s:?}");
+    }
+}
+
+#[test]
 fn reordering_duplication_and_corruption() {
     let link = |seed| LinkConfig {
         delay: 10 * MILLIS,

@@ -219,10 +219,12 @@ fn sack_recovery_resends_every_hole_without_waiting() {
     }
     assert_eq!(a.stats().recoveries, 1);
     assert_eq!(a.stats().retransmissions, 3, "only the holes");
-    // cwnd = ssthresh = FlightSize / 2 (RFC 6675 §5 step 4.2); the flight
-    // at entry was 12 segments, as the first two duplicates each let a new
-    // segment out (pipe-based sending, like limited transmit).
-    assert_eq!(a.ssthresh(), 6 * a.smss());
+    // cwnd = ssthresh = FlightSize / 2 (RFC 6675 §5 step 4.2). The first
+    // two duplicates each let a new segment out (pipe-based sending, like
+    // limited transmit); RFC 5681 §3.2 step 2 leaves those out of the
+    // FlightSize that is halved: 10 segments, not 12.
+    assert_eq!(a.flight_size(), 12 * a.smss());
+    assert_eq!(a.ssthresh(), 5 * a.smss());
     assert_eq!(a.cwnd(), a.ssthresh());
 }
 
@@ -239,13 +241,18 @@ fn prr_spreads_the_reduction_over_the_acks() {
         per_ack.push(out(&mut a, 20 * MILLIS).len());
     }
     // The first two duplicates send new data (pipe-based, like limited
-    // transmit); the third starts recovery with RecoverFS = 12 segments and
-    // ssthresh = 6. PRR then sends at most one segment per ACK and brings
-    // pipe down to ssthresh, not below (RFC 6937 §3.1, PRR-SSRB).
+    // transmit); the third starts recovery (the retransmission) with
+    // RecoverFS = 12 segments and ssthresh = 5. PRR then sends at most one
+    // segment per ACK and brings pipe down to ssthresh, not below
+    // (RFC 6937 §3.1, PRR-SSRB).
     let mss = a.smss();
-    assert_eq!(a.ssthresh(), 6 * mss);
-    assert_eq!(per_ack, [1, 1, 1, 0, 0, 0, 1, 1, 1]);
-    assert_eq!(a.bytes_in_flight(), a.ssthresh());
+    assert_eq!(a.ssthresh(), 5 * mss);
+    assert_eq!(per_ack[..3], [1, 1, 1]);
+    assert!(
+        per_ack.iter().all(|&n| n <= 1),
+        "never a burst: {per_ack:?}"
+    );
+    assert_eq!(a.bytes_in_flight(), a.ssthresh(), "{per_ack:?}");
     assert_eq!(a.stats().retransmissions, 1);
 }
 

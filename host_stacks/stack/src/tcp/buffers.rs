@@ -63,44 +63,43 @@ impl SendBuffer {
     }
 }
 
-/// Most out-of-order ranges a receiver tracks; data past them is dropped.
-pub const MAX_RANGES: usize = 32;
+/// Out-of-order ranges kept without growing the set (it grows past this,
+/// once, when a window has more holes).
+pub const INITIAL_RANGES: usize = 64;
 
 /// Sorted, disjoint, non-adjacent sequence ranges [start, end) above RCV.NXT.
-#[derive(Clone, Copy, Debug)]
+/// Every byte the receiver keeps is in it, so every kept byte can be SACKed:
+/// a window with one hole per segment (a slow-start overshoot) needs one
+/// range per segment.
+#[derive(Clone, Debug)]
 pub struct RangeSet {
-    r: [(u32, u32); MAX_RANGES],
-    n: usize,
+    r: Vec<(u32, u32)>,
 }
 
 impl Default for RangeSet {
     fn default() -> Self {
         RangeSet {
-            r: [(0, 0); MAX_RANGES],
-            n: 0,
+            r: Vec::with_capacity(INITIAL_RANGES),
         }
     }
 }
 
 impl RangeSet {
     pub fn as_slice(&self) -> &[(u32, u32)] {
-        &self.r[..self.n]
+        &self.r
     }
 
     pub fn is_empty(&self) -> bool {
-        self.n == 0
+        self.r.is_empty()
     }
 
-    /// Add [start, end), merging; false (nothing changed) when full.
-    pub fn insert(&mut self, start: u32, end: u32) -> bool {
+    /// Add [start, end), merging with the ranges it overlaps or touches.
+    pub fn insert(&mut self, start: u32, end: u32) {
         let (mut s, mut e) = (start, end);
         // First range that ends at or after `s` (could touch it).
-        let mut i = 0;
-        while i < self.n && seq::lt(self.r[i].1, s) {
-            i += 1;
-        }
+        let i = self.r.partition_point(|&(_, b)| seq::lt(b, s));
         let mut j = i;
-        while j < self.n && seq::le(self.r[j].0, e) {
+        while j < self.r.len() && seq::le(self.r[j].0, e) {
             if seq::lt(self.r[j].0, s) {
                 s = self.r[j].0;
             }
@@ -109,29 +108,18 @@ impl RangeSet {
             }
             j += 1;
         }
-        // Ranges i..j merge into one.
-        let removed = j - i;
-        if removed == 0 {
-            if self.n == MAX_RANGES {
-                return false;
-            }
-            self.r.copy_within(i..self.n, i + 1);
-            self.n += 1;
-        } else if removed > 1 {
-            self.r.copy_within(j..self.n, i + 1);
-            self.n -= removed - 1;
+        if i == j {
+            self.r.insert(i, (s, e));
+        } else {
+            self.r[i] = (s, e);
+            self.r.drain(i + 1..j);
         }
-        self.r[i] = (s, e);
-        true
     }
 
     /// If the first range starts at or below `at`, remove it and return its end.
     pub fn pop_reached(&mut self, at: u32) -> Option<u32> {
-        if self.n > 0 && seq::le(self.r[0].0, at) {
-            let end = self.r[0].1;
-            self.r.copy_within(1..self.n, 0);
-            self.n -= 1;
-            Some(end)
+        if self.r.first().is_some_and(|&(a, _)| seq::le(a, at)) {
+            Some(self.r.remove(0).1)
         } else {
             None
         }
@@ -139,10 +127,11 @@ impl RangeSet {
 
     /// The range containing `s`, if any.
     pub fn containing(&self, s: u32) -> Option<(u32, u32)> {
-        self.as_slice()
-            .iter()
+        let i = self.r.partition_point(|&(_, b)| seq::le(b, s));
+        self.r
+            .get(i)
             .copied()
-            .find(|&(a, b)| seq::le(a, s) && seq::lt(s, b))
+            .filter(|&(a, b)| seq::le(a, s) && seq::lt(s, b))
     }
 }
 
@@ -235,24 +224,28 @@ mod tests {
     #[test]
     fn ranges_merge_and_pop() {
         let mut r = RangeSet::default();
-        assert!(r.insert(10, 20));
-        assert!(r.insert(30, 40));
-        assert!(r.insert(50, 60));
-        assert!(r.insert(20, 30)); // joins the first two
+        r.insert(10, 20);
+        r.insert(30, 40);
+        r.insert(50, 60);
+        r.insert(20, 30); // joins the first two
         assert_eq!(r.as_slice(), &[(10, 40), (50, 60)]);
-        assert!(r.insert(5, 55));
+        assert_eq!(r.containing(45), None);
+        assert_eq!(r.containing(55), Some((50, 60)));
+        r.insert(5, 55);
         assert_eq!(r.as_slice(), &[(5, 60)]);
         assert_eq!(r.pop_reached(4), None);
         assert_eq!(r.pop_reached(5), Some(60));
         assert!(r.is_empty());
         // Wrapping sequence numbers.
-        assert!(r.insert(u32::MAX - 5, 5));
-        assert!(r.insert(10, 12));
+        r.insert(u32::MAX - 5, 5);
+        r.insert(10, 12);
         assert_eq!(r.containing(0), Some((u32::MAX - 5, 5)));
-        for k in 0..MAX_RANGES as u32 - 2 {
-            assert!(r.insert(100 + 10 * k, 105 + 10 * k));
+        // One hole per segment: every range is kept.
+        let mut many = RangeSet::default();
+        for k in (0..1000u32).rev() {
+            many.insert(100 + 10 * k, 105 + 10 * k);
         }
-        assert!(!r.insert(1000, 1001), "full");
-        assert_eq!(r.as_slice().len(), MAX_RANGES);
+        assert_eq!(many.as_slice().len(), 1000);
+        assert!(many.as_slice().windows(2).all(|w| w[0].1 < w[1].0));
     }
 }

@@ -374,11 +374,7 @@ impl Connection {
                 }
             }
         } else {
-            if !self.ooo.insert(s, s.wrapping_add(len)) {
-                self.stats.dropped += 1;
-                self.ack_now = true;
-                return;
-            }
+            self.ooo.insert(s, s.wrapping_add(len));
             self.recv_buf.write_at(offset, data);
             // RFC 2018 §4: the first SACK block reports the latest segment.
             self.recent_ooo.rotate_right(1);
@@ -550,7 +546,7 @@ impl Connection {
     fn enter_recovery(&mut self, now: Nanos, delivered: u64) {
         let flight = self.flight_size();
         let before = self.cc.ssthresh();
-        self.cc.on_congestion_event(now, flight);
+        self.cc.on_congestion_event(now, self.reduction_basis());
         self.note_ssthresh(before);
         self.stats.recoveries += 1;
         self.recover = self.snd_nxt.wrapping_sub(1);

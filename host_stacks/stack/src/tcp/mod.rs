@@ -12,7 +12,9 @@
 //! detection of spurious timeouts (RFC 3522), window scaling, zero-window
 //! probing. The window is always checked against RFC 6675's pipe (as
 //! Linux does), so with SACK the first duplicate ACKs let new data out the
-//! way limited transmit (RFC 3042) would. Not implemented: simultaneous
+//! way limited transmit (RFC 3042) would; a retransmission is lost again
+//! once DupThresh segments sent after it are SACKed (as Linux; RFC 8985's
+//! idea). Not implemented: simultaneous
 //! open, urgent data, D-SACK, the rescue retransmission of RFC 6675,
 //! undoing a spurious timeout's window reduction, HyStart.
 
@@ -518,6 +520,14 @@ impl Connection {
         self.rto_at = Some(now + self.rtt.rto());
     }
 
+    /// The FlightSize the loss responses halve (RFC 5681 eq. 4), capped by
+    /// cwnd: with SACK, SND.NXT - SND.UNA also counts SACKed bytes that have
+    /// left the network, and a timeout late in a long recovery would
+    /// otherwise raise ssthresh (Linux halves cwnd).
+    fn reduction_basis(&self) -> u64 {
+        self.flight_size().min(self.cc.window())
+    }
+
     fn note_ssthresh(&mut self, before: u64) {
         if self.cc.ssthresh() != before {
             self.stats.ssthresh_changes += 1;
@@ -559,7 +569,7 @@ impl Connection {
                     self.eifel_ts = None;
                 }
                 let before = self.cc.ssthresh();
-                self.cc.on_rto(now, self.flight_size());
+                self.cc.on_rto(now, self.reduction_basis());
                 self.note_ssthresh(before);
                 self.scoreboard.mark_all_lost();
                 self.recovery = None;

@@ -186,27 +186,41 @@ impl Scoreboard {
 
     /// RFC 6675 §4 IsLost(): a segment is lost when DupThresh discontiguous
     /// SACKed segments, or more than (DupThresh - 1) * SMSS SACKed bytes, lie
-    /// above it. Returns whether any segment was newly marked.
+    /// above it. A retransmission is lost again when DupThresh segments sent
+    /// after it were SACKed (lost-retransmission detection as Linux does it,
+    /// the idea of RFC 8985's RACK; RFC 6675 alone waits for the RTO).
+    /// Returns whether any segment was newly marked.
     pub fn mark_losses(&mut self, dupthresh: u32, smss: u64) -> bool {
         if self.sacked == 0 {
             return false;
         }
         let mut above_bytes = 0u64;
         let mut above_segs = 0u32;
+        // The latest send times among SACKed segments above, newest first.
+        let mut newest = [0 as Nanos; 8];
+        let k = (dupthresh as usize).min(newest.len());
         let mut marked = false;
         for i in (0..self.segs.len()).rev() {
             let s = self.segs[i];
             if s.flags & SACKED != 0 {
                 above_bytes += s.len();
                 above_segs += 1;
-            } else if s.flags & LOST == 0
-                && (above_segs >= dupthresh || above_bytes > (dupthresh as u64 - 1) * smss)
-            {
-                self.set_flags(i, LOST, 0);
-                marked = true;
-            } else if s.flags & LOST != 0 && s.flags & RETRANS == 0 {
+                if let Some(pos) = newest[..k].iter().position(|&t| s.sent_at > t) {
+                    newest.copy_within(pos..k - 1, pos + 1);
+                    newest[pos] = s.sent_at;
+                }
+            } else if s.flags & LOST == 0 {
+                if above_segs >= dupthresh || above_bytes > (dupthresh as u64 - 1) * smss {
+                    self.set_flags(i, LOST, 0);
+                    marked = true;
+                }
+            } else if s.flags & RETRANS == 0 {
                 // Everything below an already lost, not yet resent segment was handled before.
                 break;
+            } else if above_segs >= dupthresh && newest[k - 1] > s.sent_at {
+                // Lost, resent, and DupThresh later sends were SACKed: resent again.
+                self.set_flags(i, 0, RETRANS);
+                marked = true;
             }
         }
         marked
@@ -343,6 +357,49 @@ mod tests {
         assert!(b.mark_losses(3, 1000));
         assert!(b.front_lost());
         check(&b);
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_found_by_later_sacks() {
+        let mut b = board(10);
+        b.sack(1100, 1400);
+        assert!(b.mark_losses(3, 100));
+        b.retransmitted(0, 100, 0, 0, 0); // resent at time 100
+        assert!(
+            !b.mark_losses(3, 100),
+            "nothing sent after it is SACKed yet"
+        );
+        // Segments sent before the retransmission (times 4..9) say nothing about it.
+        b.sack(1400, 2000);
+        b.mark_losses(3, 100);
+        assert_eq!(b.first_lost(), None);
+        check(&b);
+        let mut c = board(10);
+        c.sack(1100, 1400);
+        c.mark_losses(3, 100);
+        c.retransmitted(0, 100, 0, 0, 0);
+        for k in 0..3u32 {
+            c.push(SentSeg {
+                start: 2000 + 100 * k,
+                end: 2100 + 100 * k,
+                sent_at: 200 + k as u64,
+                delivered: 0,
+                delivered_at: 0,
+                first_sent_at: 0,
+                flags: 0,
+            });
+        }
+        c.sack(2000, 2200);
+        c.mark_losses(3, 100);
+        assert_ne!(c.first_lost(), Some(0), "two later sends SACKed: not yet");
+        c.sack(2200, 2300);
+        c.mark_losses(3, 100);
+        assert_eq!(
+            c.first_lost(),
+            Some(0),
+            "three later sends SACKed: resend it"
+        );
+        check(&c);
     }
 
     #[test]
