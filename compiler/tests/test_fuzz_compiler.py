@@ -150,7 +150,7 @@ def mutated_source(draw: st.DrawFn) -> tuple[Path, str]:
         elif kind == "replace":
             # A word or number for another: programs that parse but mean something else
             # (a type for a value, a header for a struct, widths and sizes at their edges).
-            words = [t for t in tokens if t[0].isalnum() or t[0] == "_"] or NUMBERS
+            words = [t for t in tokens if t[:1].isalnum() or t[:1] == "_"] or NUMBERS
             tokens[i] = draw(st.sampled_from(words) | st.sampled_from(NUMBERS))
         elif kind == "insert":
             junk = draw(st.sampled_from(JUNK) | st.text(max_size=3) | st.sampled_from(tokens))
