@@ -1,8 +1,10 @@
 # `make fuzz`: the property and fuzz tests, long. `make test` runs the same tests
-# briefly (2 proptest cases per engine program, 25 hypothesis examples per test);
+# briefly (2 proptest cases per engine program, 16 per fuzz.rs property, 25
+# hypothesis examples per test);
 # this target runs FUZZ_ENGINE_CASES cases per program of the engine's corpus and
 # FUZZ_CASES examples per Python test, and prints how many ran and how long each took
-# (about 10 minutes on the 2-core development machine; more: make fuzz FUZZ_CASES=5000).
+# (about 7 minutes on the 2-core development machine; with FUZZ_ENGINE_CASES=128
+# FUZZ_CASES=2000, 12 minutes).
 #   engine      switch/engine/tests/properties.rs   (proptest, PROPTEST_CASES; FUZZ_ENGINE_CASES)
 #               switch/engine/tests/fuzz.rs         (proptest; 8 x FUZZ_ENGINE_CASES)
 #   compiler    compiler/tests/test_fuzz_compiler.py
