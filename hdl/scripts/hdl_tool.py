@@ -180,7 +180,8 @@ def bench(out: Path) -> int:
     rows_file.unlink(missing_ok=True)
     env = {**os.environ, "HDL_BENCH_OUT": str(rows_file)}
     test = "hdl/tb/router_core/test_router_core.py::test_router_core_throughput"
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", test], env=env, cwd=repo)
+    # --sweep: the 128 and 256 widths are sweep parameter sets (hdl/tb/conftest.py)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--sweep", test], env=env, cwd=repo)
     if r.returncode != 0 or not rows_file.exists():
         print("bench: the throughput test failed")
         return 1
