@@ -5,7 +5,6 @@ through. Needs the ratelab_engine extension (no root, no interfaces).
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -203,6 +202,8 @@ def test_a_rate_limited_port_paces_the_input_instead_of_dropping_it(tmp_path: Pa
         proc.communicate(timeout=20)
     out = read_pcap(str(tmp_path / "b_out.pcap"))
     assert [d[12:] for _, d in out] == [f[12:] for f in frames]
-    # Written as they leave, 20 ms apart (wall clock; a little slack for the writer).
-    gaps = [b - a for (a, _), (b, _) in itertools.pairwise(out)]
-    assert all(g >= 15_000 for g in gaps), gaps
+    # Written as they leave (wall clock), 20 ms apart. A writer woken late shortens
+    # the next gap, so on a loaded machine only the whole span is reliable: five
+    # departures at 50 pps take 100 ms; half of it leaves room for a late first write.
+    stamps = [t for t, _ in out]
+    assert stamps[-1] - stamps[0] >= 50_000, stamps
