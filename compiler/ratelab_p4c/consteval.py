@@ -7,7 +7,7 @@ fixed-width values wraps (two's complement), except the saturating |+| and |-|.
 
 from __future__ import annotations
 
-from .types import BitsType, BoolType, EnumType, EnumValue, IntType, NewType, Type
+from .types import MAX_WIDTH, BitsType, BoolType, EnumType, EnumValue, IntType, NewType, Type
 
 
 def wrap(value: int, t: BitsType) -> int:
@@ -85,6 +85,9 @@ def binary(op: str, a: int | bool, b: int | bool, t: Type, operand_type: Type) -
             raise EvalError("negative shift amount")
         if isinstance(t, BitsType) and ib >= t.width:
             return 0
+        if ib > MAX_WIDTH and ia != 0:
+            # An int shifted that far fits no type, and would exhaust memory.
+            raise EvalError(f"shift amount {ib} is over the maximum width, {MAX_WIDTH}")
         r = ia << ib
     elif op == ">>":
         if ib < 0:

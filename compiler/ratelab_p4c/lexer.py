@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from .errors import CompileError, SourceLocation
+from .types import MAX_WIDTH
 
 KEYWORDS = frozenset(
     [
@@ -136,6 +137,8 @@ def parse_int_literal(text: str, loc: SourceLocation) -> tuple[int, int | None, 
         raise CompileError(f"invalid integer literal '{text}'", loc) from None
     if width is not None and signed and width < 1:
         raise CompileError(f"invalid width in integer literal '{text}'", loc)
+    if width is not None and width > MAX_WIDTH:
+        raise CompileError(f"width {width} of '{text}' is over the maximum, {MAX_WIDTH}", loc)
     return value, width, signed
 
 

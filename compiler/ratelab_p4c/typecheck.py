@@ -20,6 +20,7 @@ from .types import (
     ERROR,
     INT,
     MATCH_KIND,
+    MAX_WIDTH,
     STRING,
     VOID,
     ActionEnumType,
@@ -256,11 +257,15 @@ class Checker:
             w = self.const_int(ref.width, scope, "a type width")
             if w <= 0 or (ref.signed and w < 1):
                 raise _err(f"invalid width {w}: widths must be positive", ref.width)
+            if w > MAX_WIDTH:
+                raise _err(f"width {w} is over the maximum, {MAX_WIDTH}", ref.width)
             return BitsType(w, ref.signed)
         if isinstance(ref, ast.VarbitTypeRef):
             w = self.const_int(ref.width, scope, "a varbit width")
             if w <= 0:
                 raise _err(f"invalid varbit width {w}", ref.width)
+            if w > MAX_WIDTH:
+                raise _err(f"width {w} is over the maximum, {MAX_WIDTH}", ref.width)
             return VarbitType(w)
         if isinstance(ref, ast.StackTypeRef):
             elem = self.resolve_type(ref.element, scope)

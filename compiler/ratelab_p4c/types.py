@@ -28,6 +28,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .ast import Annotation, Node
 
+# The widest bit<N> / int<N> / varbit<N> and width-prefixed literal, as p4c
+# (MaximumWidthSupported); wider would only exhaust memory.
+MAX_WIDTH = 2048
+
 
 class Type:
     """Base class of all semantic types."""

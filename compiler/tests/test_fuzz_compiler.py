@@ -188,11 +188,14 @@ def check_compiles_or_reports(path: Path, source: str) -> None:
 
 
 DEFINES = REPO / "p4src" / "include" / "defines.p4"
+EXTERNS = PROGRAMS_DIR / "constructs" / "externs.p4"
 
 
 @given(mutated_source())
-# Found by this test: `#ifndef` without a name was an internal compiler error.
+# Found by this test: `#ifndef` without a name was an internal compiler error, and a
+# literal 429496729616 bits wide ran out of memory.
 @example((DEFINES, TEXTS[DEFINES].replace("#ifndef MAX_PORTS", "#ifndef ", 1)))
+@example((EXTERNS, TEXTS[EXTERNS].replace("crc16, 16w100", "crc16,429496729616w100", 1)))
 def test_a_mutated_program_compiles_or_gets_one_error_line(case: tuple[Path, str]) -> None:
     check_compiles_or_reports(*case)
 
@@ -229,3 +232,24 @@ def test_an_empty_pragma_does_nothing(tmp_path: Path) -> None:
     p4.write_text("#pragma\n" + (PROGRAMS_DIR / "tutorials" / "basic.p4").read_text())
     rc, _out, err = run_compiler(["-o", str(tmp_path), str(p4)])
     assert rc == 0, err
+
+
+@pytest.mark.parametrize(
+    ("source", "column"),
+    [
+        ("const bit<8> A = (bit<8>)429496729616w100;", 26),
+        ("const bit<4294967296> A = 1;", 11),
+        ("header h_t { varbit<4294967296> v; }", 21),
+        ("const int A = 1 << 429496729616;", 15),
+    ],
+)
+def test_a_width_past_the_maximum_is_one_error_line(
+    tmp_path: Path, source: str, column: int
+) -> None:
+    # Found by the fuzzer: such widths ran out of memory (an internal compiler error).
+    p4 = tmp_path / "a.p4"
+    p4.write_text(source + "\n")
+    rc, _out, err = run_compiler(["-o", str(tmp_path), str(p4)])
+    first = err.splitlines()[0]
+    assert rc == 1 and first.startswith(f"{p4}:1:{column}: error: "), err
+    assert "over the maximum" in first, err
