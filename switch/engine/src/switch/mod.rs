@@ -651,21 +651,15 @@ impl Switch {
             self.put_pkt(pkt);
             return;
         }
-        // What this packet becomes: clones, then a resubmit, multicast copies
-        // or itself; each gets a share of its budget.
-        let clones = pkt
-            .flags
-            .clone
-            .and_then(|(s, _)| self.clone_sessions.get(&s))
-            .map_or(0, |s| s.replicas.len());
         let grp = self.prog.get_opt(&pkt.phv, self.prog.sm.mcast_grp) as u32;
-        let copies = match pkt.flags.resubmit {
-            Some(_) => 1,
-            None if grp != 0 => self.mc_groups.get(&grp).map_or(0, |g| g.len()),
-            None => 0,
+        // A packet that makes no copies keeps its budget: the shares are
+        // computed only where copies are made (a cold call, off the
+        // forwarding path).
+        let child = if pkt.flags.clone.is_none() && pkt.flags.resubmit.is_none() && grp == 0 {
+            Some(budget)
+        } else {
+            self.ingress_share(&pkt, grp, budget)
         };
-        let itself = (pkt.flags.resubmit.is_none() && grp == 0) as usize;
-        let child = share(budget, clones + copies, clones + copies + itself);
         if let Some((session, fl)) = pkt.flags.clone {
             let keep = self.capture(&pkt, fl);
             match (self.clone_sessions.get(&session).cloned(), child) {
@@ -732,6 +726,38 @@ impl Switch {
         pkt.flags.clone = None;
         pkt.flags.digests.clear();
         self.enqueue(spec, pkt, now, loops, child.unwrap_or(budget));
+    }
+
+    /// The budget of each packet made from `pkt` at the end of ingress:
+    /// clones, then a resubmit, multicast copies or itself share `budget`.
+    #[cold]
+    #[inline(never)]
+    fn ingress_share(&self, pkt: &Pkt, grp: u32, budget: u32) -> Option<u32> {
+        let clones = self.clone_count(pkt);
+        let copies = match pkt.flags.resubmit {
+            Some(_) => 1,
+            None if grp != 0 => self.mc_groups.get(&grp).map_or(0, |g| g.len()),
+            None => 0,
+        };
+        let itself = (pkt.flags.resubmit.is_none() && grp == 0) as usize;
+        share(budget, clones + copies, clones + copies + itself)
+    }
+
+    /// The budget of each clone and recirculation made from `pkt` at the end
+    /// of egress.
+    #[cold]
+    #[inline(never)]
+    fn egress_share(&self, pkt: &Pkt, budget: u32) -> Option<u32> {
+        let new = self.clone_count(pkt) + pkt.flags.recirculate.is_some() as usize;
+        share(budget, new, new)
+    }
+
+    /// Replicas of the clone session `pkt` asks for (0 without one).
+    fn clone_count(&self, pkt: &Pkt) -> usize {
+        pkt.flags
+            .clone
+            .and_then(|(s, _)| self.clone_sessions.get(&s))
+            .map_or(0, |s| s.replicas.len())
     }
 
     fn enqueue(&mut self, port: u32, mut pkt: Box<Pkt>, now: u64, loops: u32, budget: u32) {
@@ -801,14 +827,13 @@ impl Switch {
             self.put_pkt(pkt);
             return;
         }
-        // Clones and a recirculation share this packet's budget.
-        let clones = pkt
-            .flags
-            .clone
-            .and_then(|(s, _)| self.clone_sessions.get(&s))
-            .map_or(0, |s| s.replicas.len());
-        let new = clones + pkt.flags.recirculate.is_some() as usize;
-        let child = share(q.budget, new, new);
+        // Clones and a recirculation share this packet's budget (None, and
+        // not computed, when there are none: nothing reads it then).
+        let child = if pkt.flags.clone.is_none() && pkt.flags.recirculate.is_none() {
+            None
+        } else {
+            self.egress_share(&pkt, q.budget)
+        };
         if let Some((session, fl)) = pkt.flags.clone {
             let keep = self.capture(&pkt, fl);
             match (self.clone_sessions.get(&session).cloned(), child) {
