@@ -138,6 +138,10 @@ const MAX_ACTION_STEPS: usize = 100_000;
 
 /// Runs the parser on `data`; fills `pkt.phv` and `pkt.payload`, records
 /// `standard_metadata.parser_error`.
+// Not inlined: compiled programs reach it only as a fallback, and inlined into
+// `Switch::parsed` / `Switch::advance` it costs every packet register
+// spills and stack set-up.
+#[inline(never)]
 pub(crate) fn parse(p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) {
     let total_bits = data.len() * 8;
     let mut cur = 0usize; // bit cursor
@@ -401,6 +405,10 @@ pub(crate) fn emit_header(p: &Program, phv: &Phv, h: u32, out: &mut Vec<u8>) {
 }
 
 /// Deparses valid headers in deparser order followed by the payload.
+// Not inlined: compiled programs reach it only as a fallback, and inlined into
+// `Switch::parsed` / `Switch::advance` it costs every packet register
+// spills and stack set-up.
+#[inline(never)]
 pub(crate) fn deparse(p: &Program, pkt: &Pkt, out: &mut Vec<u8>) {
     out.clear();
     out.reserve(pkt.len.max(pkt.payload.len()) + 64);
@@ -516,6 +524,10 @@ fn cond_ok(p: &Program, pkt: &Pkt, c: &Option<CExpr>) -> bool {
 }
 
 /// Verifies checksums; sets `checksum_error` on a mismatch.
+// Not inlined: compiled programs reach it only as a fallback, and inlined into
+// `Switch::parsed` / `Switch::advance` it costs every packet register
+// spills and stack set-up.
+#[inline(never)]
 pub(crate) fn verify_checksums(p: &Program, st: &mut State, pkt: &mut Pkt) {
     for ck in &p.checksums {
         if !ck.verify || !cond_ok(p, pkt, &ck.cond) {
@@ -529,6 +541,10 @@ pub(crate) fn verify_checksums(p: &Program, st: &mut State, pkt: &mut Pkt) {
 }
 
 /// Recomputes checksums into their target fields.
+// Not inlined: compiled programs reach it only as a fallback, and inlined into
+// `Switch::parsed` / `Switch::advance` it costs every packet register
+// spills and stack set-up.
+#[inline(never)]
 pub(crate) fn update_checksums(p: &Program, st: &mut State, pkt: &mut Pkt) {
     for ck in &p.checksums {
         if !ck.update || !cond_ok(p, pkt, &ck.cond) {
