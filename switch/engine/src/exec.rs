@@ -311,6 +311,11 @@ fn lookahead(p: &Program, data: &[u8], cur: usize, off: u32, w: u32) -> Result<V
     Ok(read_bits(data, at, w) as Val)
 }
 
+/// A variable-length field's length (bits) is compared with the packet's
+/// after clamping to this: longer than any packet, short enough that adding
+/// it to an offset cannot overflow. A multiple of 8.
+pub(crate) const VARBIT_LEN_CLAMP: Val = 1 << 40;
+
 fn extract(
     p: &Program,
     phv: &mut Phv,
@@ -336,7 +341,19 @@ fn extract(
         let Some(vb) = &hi.varbit else {
             return Err(p.err.invalid_arg);
         };
-        if len < 0 || len % 8 != 0 || len > vb.max_bits as Val {
+        // BMv2's order: a length that is not whole bytes, then the packet's
+        // length, then the header's room.
+        if len % 8 != 0 {
+            return Err(p.err.invalid_arg);
+        }
+        if len < 0 {
+            return Err(p.err.header_too_short);
+        }
+        let wanted = hi.bits as usize + len.min(VARBIT_LEN_CLAMP) as usize;
+        if *cur + wanted > data.len() * 8 {
+            return Err(p.err.packet_too_short);
+        }
+        if len > vb.max_bits as Val {
             return Err(p.err.header_too_short);
         }
         vbits = len as usize;

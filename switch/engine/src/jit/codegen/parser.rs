@@ -220,7 +220,9 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             g.b.position_at_end(go_on);
             Ok(())
         };
-        // Bytes of the variable-length field, checked as the interpreter does.
+        // Bytes of the variable-length field, checked as the interpreter does;
+        // `room`: whether they fit the header, checked after the packet's length.
+        let mut room = None;
         let vbytes = match vl {
             None => i64t.const_zero(),
             Some(bits) => {
@@ -231,29 +233,40 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
                     self.b.position_at_end(dead);
                     return Ok(());
                 };
+                // BMv2's order, as the interpreter has it: not whole bytes,
+                // negative, then (below) the packet's length, then the room.
                 let b = &self.b;
-                let neg = b
-                    .build_int_compare(IntPredicate::SLT, bits, self.i128t.const_zero(), "neg")
-                    .map_err(err)?;
                 let rem = b.build_and(bits, self.const128(7), "rem").map_err(err)?;
-                let odd = b
-                    .build_int_compare(IntPredicate::NE, rem, self.i128t.const_zero(), "odd")
+                let whole = b
+                    .build_int_compare(IntPredicate::EQ, rem, self.i128t.const_zero(), "whole")
                     .map_err(err)?;
-                let big = b
-                    .build_int_compare(
-                        IntPredicate::SGT,
+                check(self, whole, p.err.invalid_arg)?;
+                let b = &self.b;
+                let pos = b
+                    .build_int_compare(IntPredicate::SGE, bits, self.i128t.const_zero(), "pos")
+                    .map_err(err)?;
+                check(self, pos, p.err.header_too_short)?;
+                let b = &self.b;
+                let clamp = self.const128(crate::exec::VARBIT_LEN_CLAMP);
+                let huge = b
+                    .build_int_compare(IntPredicate::SGT, bits, clamp, "huge")
+                    .map_err(err)?;
+                let clamped = b
+                    .build_select(huge, clamp, bits, "clamped")
+                    .map_err(err)?
+                    .into_int_value();
+                room = Some(
+                    b.build_int_compare(
+                        IntPredicate::SLE,
                         bits,
                         self.const128(vb.max_bits as Val),
-                        "big",
+                        "room",
                     )
-                    .map_err(err)?;
-                let bad = b.build_or(neg, odd, "bad").map_err(err)?;
-                let bad = b.build_or(bad, big, "bad").map_err(err)?;
-                let ok = b.build_not(bad, "ok").map_err(err)?;
-                check(self, ok, p.err.header_too_short)?;
+                    .map_err(err)?,
+                );
                 let bytes = self
                     .b
-                    .build_right_shift(bits, self.const128(3), false, "vbytes")
+                    .build_right_shift(clamped, self.const128(3), false, "vbytes")
                     .map_err(err)?;
                 self.b
                     .build_int_truncate(bytes, i64t, "vbytes")
@@ -269,6 +282,9 @@ impl<'ctx, 'a> Gen<'ctx, 'a> {
             .build_int_compare(IntPredicate::ULE, end, len, "fits")
             .map_err(err)?;
         check(self, fits, p.err.packet_too_short)?;
+        if let Some(room) = room {
+            check(self, room, p.err.header_too_short)?;
+        }
         // Whole 8-byte loads when 8 bytes are there past the fixed part,
         // else byte by byte (the packet's last bytes).
         let past = self
