@@ -327,7 +327,7 @@ fn extract(
     let h = match x {
         Extract::Header(h) => h,
         Extract::Stack(s) => {
-            let n = phv.stack_next[s as usize] as usize;
+            let n = phv.stack_next[p.stacks[s as usize].counter as usize] as usize;
             let hs = &p.stacks[s as usize].headers;
             if n >= hs.len() {
                 return Err(p.err.stack_oob);
@@ -392,7 +392,7 @@ fn extract(
     }
     p.set_valid(phv, h);
     if let Extract::Stack(s) = x {
-        phv.stack_next[s as usize] += 1;
+        phv.stack_next[p.stacks[s as usize].counter as usize] += 1;
     }
     *cur += need;
     Ok(())
@@ -855,6 +855,19 @@ pub(crate) fn run_prims(p: &Program, st: &mut State, pkt: &mut Pkt, prims: &[Pri
                 }
                 pkt.phv.stack_next[*d as usize] = pkt.phv.stack_next[*s as usize];
             }
+            Prim::AssignUnionStack(d, s) => {
+                let (du, su) = (&p.union_stacks[*d as usize], &p.union_stacks[*s as usize]);
+                for (&dm, &sm) in du.members.iter().zip(&su.members) {
+                    let (dh, sh) = (
+                        &p.stacks[dm as usize].headers,
+                        &p.stacks[sm as usize].headers,
+                    );
+                    for (&a, &b) in dh.iter().zip(sh) {
+                        copy_header(p, &mut pkt.phv, a, b);
+                    }
+                }
+                pkt.phv.stack_next[du.counter as usize] = pkt.phv.stack_next[su.counter as usize];
+            }
             Prim::AddHeader(h, reset) => {
                 if let Some(h) = hdr!(h) {
                     if !pkt.phv.valid[h as usize] {
@@ -938,31 +951,21 @@ pub(crate) fn run_prims(p: &Program, st: &mut State, pkt: &mut Pkt, prims: &[Pri
             }
             Prim::Push(s, n) => {
                 let n = ev!(n).clamp(0, 1 << 16) as usize;
-                let hs = &p.stacks[*s as usize].headers;
-                let len = hs.len();
-                for i in (0..len).rev() {
-                    if i >= n {
-                        copy_header(p, &mut pkt.phv, hs[i], hs[i - n]);
-                    } else {
-                        pkt.phv.valid[hs[i] as usize] = false;
-                    }
-                }
-                let nx = &mut pkt.phv.stack_next[*s as usize];
-                *nx = (*nx as usize + n).min(len) as u32;
+                push_front(p, &mut pkt.phv, std::slice::from_ref(s), *s, n);
             }
             Prim::Pop(s, n) => {
                 let n = ev!(n).clamp(0, 1 << 16) as usize;
-                let hs = &p.stacks[*s as usize].headers;
-                let len = hs.len();
-                for i in 0..len {
-                    if i + n < len {
-                        copy_header(p, &mut pkt.phv, hs[i], hs[i + n]);
-                    } else {
-                        pkt.phv.valid[hs[i] as usize] = false;
-                    }
-                }
-                let nx = &mut pkt.phv.stack_next[*s as usize];
-                *nx = (*nx as usize).saturating_sub(n) as u32;
+                pop_front(p, &mut pkt.phv, std::slice::from_ref(s), *s, n);
+            }
+            Prim::PushUnions(u, n) => {
+                let n = ev!(n).clamp(0, 1 << 16) as usize;
+                let us = &p.union_stacks[*u as usize];
+                push_front(p, &mut pkt.phv, &us.members, us.counter, n);
+            }
+            Prim::PopUnions(u, n) => {
+                let n = ev!(n).clamp(0, 1 << 16) as usize;
+                let us = &p.union_stacks[*u as usize];
+                pop_front(p, &mut pkt.phv, &us.members, us.counter, n);
             }
             Prim::Log(fmt, args) => {
                 if st.logs.is_some() {
@@ -1003,4 +1006,41 @@ pub(crate) fn run_prims(p: &Program, st: &mut State, pkt: &mut Pkt, prims: &[Pri
             }
         }
     }
+}
+
+/// `push_front(n)` on the stacks `stacks` (one header stack, or the member
+/// stacks of a union stack) counting in slot `counter`: elements move up by
+/// `n`, the first `n` become invalid (every member of a union element).
+fn push_front(p: &Program, phv: &mut Phv, stacks: &[u32], counter: u32, n: usize) {
+    let mut len = 0;
+    for &s in stacks {
+        let hs = &p.stacks[s as usize].headers;
+        len = hs.len();
+        for i in (0..len).rev() {
+            if i >= n {
+                copy_header(p, phv, hs[i], hs[i - n]);
+            } else {
+                phv.valid[hs[i] as usize] = false;
+            }
+        }
+    }
+    let nx = &mut phv.stack_next[counter as usize];
+    *nx = (*nx as usize + n).min(len) as u32;
+}
+
+/// `pop_front(n)`: elements move down by `n`, the last `n` become invalid.
+fn pop_front(p: &Program, phv: &mut Phv, stacks: &[u32], counter: u32, n: usize) {
+    for &s in stacks {
+        let hs = &p.stacks[s as usize].headers;
+        let len = hs.len();
+        for i in 0..len {
+            if i + n < len {
+                copy_header(p, phv, hs[i], hs[i + n]);
+            } else {
+                phv.valid[hs[i] as usize] = false;
+            }
+        }
+    }
+    let nx = &mut phv.stack_next[counter as usize];
+    *nx = (*nx as usize).saturating_sub(n) as u32;
 }

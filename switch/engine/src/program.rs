@@ -44,6 +44,18 @@ pub(crate) struct HeaderInfo {
 #[derive(Debug, Clone)]
 pub(crate) struct StackInfo {
     pub headers: Vec<u32>,
+    /// The `Phv::stack_next` slot this stack counts in: its own, or for
+    /// the member stacks of a header union stack, the union stack's one.
+    pub counter: u32,
+}
+
+/// A header union stack, as one header stack per union member (member `m`
+/// of element `i` is `stacks[members[m]].headers[i]`) that share one
+/// next-index counter.
+#[derive(Debug, Clone)]
+pub(crate) struct UnionStackInfo {
+    pub members: Vec<u32>,
+    pub counter: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -149,7 +161,7 @@ impl FieldRef {
             FieldRef::Static(f) => Some(*f),
             FieldRef::StackLast { stack, off } => {
                 let s = &c.prog.stacks[*stack as usize];
-                let n = c.phv.stack_next[*stack as usize];
+                let n = c.phv.stack_next[s.counter as usize];
                 if n == 0 {
                     return None;
                 }
@@ -400,6 +412,7 @@ pub(crate) enum Prim {
     AssignHeader(HdrRef, HdrRef),
     AssignUnion(u32, u32),
     AssignStack(u32, u32),
+    AssignUnionStack(u32, u32),
     /// Marks a header valid; with `true` (BMv2's `add_header`) an invalid
     /// header's fields are zeroed first, with `false` (`add_header_fast`)
     /// they are left as they are.
@@ -421,6 +434,8 @@ pub(crate) enum Prim {
     Digest(Expr, u32),
     Push(u32, Expr),
     Pop(u32, Expr),
+    PushUnions(u32, Expr),
+    PopUnions(u32, Expr),
     Log(String, Vec<Expr>),
     Assert(CExpr),
     Exit,
@@ -784,6 +799,7 @@ pub(crate) struct Program {
     pub valid_init: Vec<bool>,
     pub stacks: Vec<StackInfo>,
     pub unions: Vec<UnionInfo>,
+    pub union_stacks: Vec<UnionStackInfo>,
     pub n_varbits: usize,
     pub errors: Vec<(String, Val)>,
     pub err: ErrCodes,

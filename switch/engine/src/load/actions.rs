@@ -180,6 +180,20 @@ impl Ld {
                     self.union(&params[1].get("value")?)?,
                 )
             }
+            "assign_union_stack" => {
+                n(2)?;
+                let a = self.union_stack(&params[0].get("value")?)?;
+                let b = self.union_stack(&params[1].get("value")?)?;
+                let (ua, ub) = (
+                    &self.p.union_stacks[a as usize],
+                    &self.p.union_stacks[b as usize],
+                );
+                let len = |u: &UnionStackInfo| self.p.stacks[u.members[0] as usize].headers.len();
+                if ua.members.len() != ub.members.len() || len(ua) != len(ub) {
+                    return p.err("assign_union_stack between union stacks of different shapes");
+                }
+                Prim::AssignUnionStack(a, b)
+            }
             "assign_header_stack" => {
                 n(2)?;
                 let a = self.stack(&params[0].get("value")?)?;
@@ -303,8 +317,16 @@ impl Ld {
             }
             "push" | "pop" => {
                 n(2)?;
-                let s = self.stack(&params[0].get("value")?)?;
                 let c = self.expr(&params[1], np)?;
+                if params[0].get("type")?.str()? == "header_union_stack" {
+                    let u = self.union_stack(&params[0].get("value")?)?;
+                    return Ok(if op == "push" {
+                        Prim::PushUnions(u, c)
+                    } else {
+                        Prim::PopUnions(u, c)
+                    });
+                }
+                let s = self.stack(&params[0].get("value")?)?;
                 if op == "push" {
                     Prim::Push(s, c)
                 } else {

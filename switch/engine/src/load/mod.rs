@@ -30,6 +30,11 @@ struct Ld {
     aliases: HashMap<String, (String, String)>,
     stack_by_name: HashMap<String, u32>,
     union_by_name: HashMap<String, u32>,
+    union_stack_by_name: HashMap<String, u32>,
+    /// Per union stack: its union type's member names, in order.
+    union_stack_members: Vec<Vec<String>>,
+    /// `header_union_types`: name -> member names, in order.
+    union_members: HashMap<String, Vec<String>>,
     reg_by_name: HashMap<String, u32>,
     ctr_by_name: HashMap<String, u32>,
     meter_by_name: HashMap<String, u32>,
@@ -73,6 +78,7 @@ pub(crate) fn load(text: &str) -> Result<Program, LoadError> {
             valid_init: Vec::new(),
             stacks: Vec::new(),
             unions: Vec::new(),
+            union_stacks: Vec::new(),
             n_varbits: 0,
             errors: Vec::new(),
             err: ErrCodes {
@@ -110,6 +116,9 @@ pub(crate) fn load(text: &str) -> Result<Program, LoadError> {
         varbit_fields: HashMap::new(),
         stack_by_name: HashMap::new(),
         union_by_name: HashMap::new(),
+        union_stack_by_name: HashMap::new(),
+        union_stack_members: Vec::new(),
+        union_members: HashMap::new(),
         reg_by_name: HashMap::new(),
         ctr_by_name: HashMap::new(),
         meter_by_name: HashMap::new(),
@@ -322,10 +331,22 @@ impl Ld {
             }
             let idx = self.p.stacks.len() as u32;
             unique(&mut self.stack_by_name, &name, idx, &s)?;
-            self.p.stacks.push(StackInfo { headers });
+            self.p.stacks.push(StackInfo {
+                headers,
+                counter: idx,
+            });
         }
+        for t in root.opt_arr("header_union_types")? {
+            let mut names = Vec::new();
+            for m in t.get("headers")?.arr()? {
+                names.push(m.pair()?.0.to_string());
+            }
+            self.union_members.insert(t.name()?.to_string(), names);
+        }
+        let mut union_by_id = HashMap::new();
         for u in root.opt_arr("header_unions")? {
             let name = u.name()?.to_string();
+            union_by_id.insert(u.get("id")?.u64()?, self.p.unions.len() as u32);
             let mut headers = Vec::new();
             let idx = self.p.unions.len() as u32;
             for hid in u.get("header_ids")?.arr()? {
@@ -341,10 +362,8 @@ impl Ld {
             unique(&mut self.union_by_name, &name, idx, &u)?;
             self.p.unions.push(UnionInfo { headers });
         }
-        if let Some(us) = root.opt("header_union_stacks") {
-            if !us.arr()?.is_empty() {
-                return us.err("header union stacks are not supported");
-            }
+        for us in root.opt_arr("header_union_stacks")? {
+            self.load_union_stack(&us, &union_by_id)?;
         }
         for a in root.opt_arr("field_aliases")? {
             let parts = a.arr()?;
@@ -355,6 +374,56 @@ impl Ld {
             self.aliases
                 .insert(parts[0].str()?.to_string(), (h.to_string(), f.to_string()));
         }
+        Ok(())
+    }
+
+    /// One `header_union_stacks` entry: a header stack per member of its
+    /// union type, sharing one next-index counter.
+    fn load_union_stack(&mut self, us: &J, union_by_id: &HashMap<u64, u32>) -> R<()> {
+        let name = us.name()?.to_string();
+        let mut unions = Vec::new();
+        for uid in us.get("header_union_ids")?.arr()? {
+            let id = uid.u64()?;
+            match union_by_id.get(&id) {
+                Some(&u) => unions.push(u),
+                None => return uid.err(format!("unknown header union id {id}")),
+            }
+        }
+        let Some(&u0) = unions.first() else {
+            return us
+                .get("header_union_ids")?
+                .err("a header union stack needs at least one element");
+        };
+        let types = |u: u32| -> Vec<String> {
+            (self.p.unions[u as usize].headers.iter())
+                .map(|&h| self.header_type_of[h as usize].clone())
+                .collect()
+        };
+        let t0 = types(u0);
+        if unions.iter().any(|&u| types(u) != t0) {
+            return us.err("union stack elements of different header union types");
+        }
+        let member_names = match self.union_members.get(us.get("union_type")?.str()?) {
+            Some(m) if m.len() == t0.len() => m.clone(),
+            Some(_) => return us.err("union_type's members do not match the elements' headers"),
+            None => return us.get("union_type")?.err("unknown header union type"),
+        };
+        let counter = self.p.stacks.len() as u32;
+        let mut members = Vec::new();
+        for m in 0..t0.len() {
+            let idx = self.p.stacks.len() as u32;
+            let headers = (unions.iter())
+                .map(|&u| self.p.unions[u as usize].headers[m])
+                .collect();
+            self.p.stacks.push(StackInfo { headers, counter });
+            members.push(idx);
+        }
+        let idx = self.p.union_stacks.len() as u32;
+        unique(&mut self.union_stack_by_name, &name, idx, us)?;
+        self.union_stack_members.push(member_names);
+        self.p
+            .union_stacks
+            .push(UnionStackInfo { members, counter });
         Ok(())
     }
 

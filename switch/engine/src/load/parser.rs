@@ -187,6 +187,17 @@ impl Ld {
         match tj.str()? {
             "regular" => Ok(Extract::Header(self.header(&j.get("value")?)?)),
             "stack" => Ok(Extract::Stack(self.stack(&j.get("value")?)?)),
+            "union_stack" => {
+                // The member's stack: its element `next` is the member of the
+                // union stack's next element.
+                let v = j.get("value")?;
+                let a = v.arr()?;
+                if a.len() != 2 {
+                    return v.err("a union_stack extract target is [union stack, member]");
+                }
+                let us = self.union_stack(&a[0])?;
+                Ok(Extract::Stack(self.union_stack_member(us, &a[1])?))
+            }
             t => tj.err(format!("unsupported extract target type {t:?}")),
         }
     }

@@ -20,6 +20,36 @@ impl Ld {
         }
     }
 
+    pub(super) fn union_stack(&self, j: &J) -> R<u32> {
+        let n = j.str()?;
+        match self.union_stack_by_name.get(n) {
+            Some(&s) => Ok(s),
+            None => j.err(format!("unknown header union stack {n:?}")),
+        }
+    }
+
+    /// The member stack of union stack `us` holding member `m` (a name).
+    pub(super) fn union_stack_member(&self, us: u32, m: &J) -> R<u32> {
+        let name = m.str()?;
+        match self.union_stack_members[us as usize]
+            .iter()
+            .position(|x| x == name)
+        {
+            Some(i) => Ok(self.p.union_stacks[us as usize].members[i]),
+            None => m.err(format!("the union stack's union has no member {name:?}")),
+        }
+    }
+
+    /// The next-index counter slot of a `header_stack` or
+    /// `header_union_stack` (type-value object).
+    pub(super) fn stack_counter(&self, j: &J) -> R<u32> {
+        let v = j.get("value")?;
+        if j.get("type")?.str()? == "header_union_stack" {
+            return Ok(self.p.union_stacks[self.union_stack(&v)? as usize].counter);
+        }
+        Ok(self.p.stacks[self.stack(&v)? as usize].counter)
+    }
+
     pub(super) fn union(&self, j: &J) -> R<u32> {
         let n = j.str()?;
         match self.union_by_name.get(n) {
@@ -188,6 +218,16 @@ impl Ld {
                 let off = self.field_offset_in_stack(st, f, &a[1])?;
                 Ok(FieldRef::StackLast { stack: st, off })
             }
+            "union_stack_field" => {
+                let a = v.arr()?;
+                if a.len() != 3 {
+                    return v.err("a union_stack_field is [union stack, member, field]");
+                }
+                let us = self.union_stack(&a[0])?;
+                let st = self.union_stack_member(us, &a[1])?;
+                let off = self.field_offset_in_stack(st, a[2].str()?, &a[2])?;
+                Ok(FieldRef::StackLast { stack: st, off })
+            }
             "expression" => {
                 let inner = if v.opt("op").is_some() {
                     v
@@ -247,6 +287,9 @@ impl Ld {
                     return self.hdr_ref(&v, np);
                 }
                 let (op, l, r) = op_parts(&v)?;
+                if op == "access_union_header" {
+                    return self.union_stack_header(&v, l, r, np);
+                }
                 if op != "dereference_header_stack" {
                     return v.err(format!("expected a header, got operation {op:?}"));
                 }
@@ -269,6 +312,49 @@ impl Ld {
             }
             t => tj.err(format!("expected a header, got type {t:?}")),
         }
+    }
+
+    /// `access_union_header(dereference_union_stack(us, idx), m)`: member
+    /// `m` of element `idx` of a union stack, as an element of the member's
+    /// stack.
+    fn union_stack_header(&self, v: &J, l: Option<J>, r: Option<J>, np: usize) -> R<HdrRef> {
+        let (Some(l), Some(r)) = (l, r) else {
+            return v.err("access_union_header needs left and right");
+        };
+        let (us, idx) = self.union_stack_element(&l, np)?;
+        let m = r.u64()? as usize;
+        let Some(&stack) = self.p.union_stacks[us as usize].members.get(m) else {
+            return r.err(format!("union member offset {m} out of range"));
+        };
+        if let Expr::Const(i) = idx {
+            let hs = &self.p.stacks[stack as usize].headers;
+            if i < 0 || i as usize >= hs.len() {
+                return l.err(format!("union stack index {i} out of range"));
+            }
+            return Ok(HdrRef::Static(hs[i as usize]));
+        }
+        Ok(HdrRef::Dyn {
+            stack,
+            idx: Box::new(idx),
+        })
+    }
+
+    /// `dereference_union_stack(us, idx)` (type-value object): the union
+    /// stack and the index expression.
+    fn union_stack_element(&self, j: &J, np: usize) -> R<(u32, Expr)> {
+        let v = j.get("value")?;
+        if j.get("type")?.str()? != "expression" {
+            return j.err("expected a union stack element (dereference_union_stack)");
+        }
+        let (op, l, r) = op_parts(&v)?;
+        if op != "dereference_union_stack" {
+            return v.err(format!("expected dereference_union_stack, got {op:?}"));
+        }
+        let (Some(l), Some(r)) = (l, r) else {
+            return v.err("dereference_union_stack needs left and right");
+        };
+        let us = self.union_stack(&l.get("value")?)?;
+        Ok((us, self.expr(&r, np)?))
     }
 
     /// An rvalue (type-value object). `np` is the number of action
@@ -302,7 +388,7 @@ impl Ld {
                 }
                 Expr::Local(i as u32)
             }
-            "stack_field" => Expr::FieldRef(self.field_ref(j, np)?),
+            "stack_field" | "union_stack_field" => Expr::FieldRef(self.field_ref(j, np)?),
             "expression" => {
                 if v.opt("op").is_none() {
                     return self.expr(&v, np);
@@ -373,7 +459,24 @@ impl Ld {
             "valid" => Expr::Valid(self.hdr_ref(&need(&r, "right")?, np)?),
             "valid_union" => {
                 let rj = need(&r, "right")?;
-                Expr::ValidUnion(self.union(&rj.get("value")?)?)
+                if rj.get("type")?.str()? == "expression" {
+                    // An element of a union stack: valid when a member is.
+                    let (us, idx) = self.union_stack_element(&rj, np)?;
+                    let members = &self.p.union_stacks[us as usize].members;
+                    let valid = |&stack: &u32| {
+                        Expr::Valid(HdrRef::Dyn {
+                            stack,
+                            idx: Box::new(idx.clone()),
+                        })
+                    };
+                    let mut e = valid(&members[0]);
+                    for m in &members[1..] {
+                        e = Expr::Bin(BinOp::LOr, Box::new(e), Box::new(valid(m)));
+                    }
+                    e
+                } else {
+                    Expr::ValidUnion(self.union(&rj.get("value")?)?)
+                }
             }
             "?" => {
                 let c = v.get("cond")?;
@@ -394,7 +497,7 @@ impl Ld {
             }
             "last_stack_index" | "size_stack" => {
                 let rj = need(&r, "right")?;
-                let s = self.stack(&rj.get("value")?)?;
+                let s = self.stack_counter(&rj)?;
                 if op == "size_stack" {
                     Expr::SizeStack(s)
                 } else {
