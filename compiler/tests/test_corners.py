@@ -302,28 +302,46 @@ def test_union_stack_and_union_validity_key(build: Builder, frame: str, expected
     assert out.hex() == expected.replace(" ", "")
 
 
-UNION_STACK = """
-#include <core.p4>
-#include <v1model.p4>
-header a_t { bit<8> v; }
-header_union u_t { a_t a; }
-struct headers { u_t[2] us; }
-struct metadata { }
-parser P(packet_in pkt, out headers hdr, inout metadata meta,
-         inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.us.next.a); transition accept; }
-}
-control VC(inout headers hdr, inout metadata meta) { apply { } }
-control IG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
-control EG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
-control CC(inout headers hdr, inout metadata meta) { apply { } }
-control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
-"""
+@pytest.mark.parametrize(
+    ("frame", "expected"),
+    [
+        # cmd (op, idx), then options: tag 1 + short, tag 2 + long, tag 0 ends (the tag is
+        # metadata, not emitted), payload ee. Out: cmd, report (lastIndex, validity bits of
+        # us[idx]: the element, its s member), us[0..2] (s, l), saved[0..2], payload.
+        # op 0, idx 1: us = [s 11, l 2233]; us[1].l is valid, so it becomes 2234.
+        # lastIndex 1; us[1] valid, its s not: 01.
+        ("0001011102223300ee", "00010101112234ee"),
+        # op 1 (push_front(1)), idx 0: us = [-, s 11, l 2233] (nextIndex 3, lastIndex 2);
+        # us[0] is invalid after the push.
+        ("0100011102223300ee", "01000200112233ee"),
+        # op 2 (pop_front(1)), idx 0: us = [l 2233] (lastIndex 0); us[0] valid, s not.
+        ("0200011102223300ee", "020000012233ee"),
+        # A short option 0xff ends the list (select on us.last.s.v): the rest is payload.
+        # us = [s ff]: lastIndex 0, us[0] and its s valid: 03.
+        ("000001ff022233", "00000003ff022233"),
+        # op 3, idx 1: us[1].l becomes 2234, saved = us = [s 11, l 2234, s 44], then
+        # us.pop_front(2) leaves us = [s 44] (lastIndex 0; us[1] invalid). saved keeps all.
+        (
+            "03010111022233014400ee",
+            "030100004411223444ee",
+        ),
+    ],
+)
+def test_union_stack_next_last_index_push_pop_and_copy(
+    build: Builder, frame: str, expected: str
+) -> None:
+    out = one_packet(build, "corners/union_stacks.p4", bytes.fromhex(frame))
+    assert out.hex() == expected
 
 
-def test_union_stack_operations_are_refused(tmp_path: Path) -> None:
-    line = compile_error_text(tmp_path, UNION_STACK + MAIN)
-    assert "constant indices only" in line, line
+def test_union_stacks_are_header_union_stacks_in_the_json(build: Builder) -> None:
+    # As p4c: one header_union_stacks entry per stack of unions, elements in order.
+    prog = build("corners/union_stacks.p4").json
+    stacks = {s["name"]: s for s in prog["header_union_stacks"]}
+    assert set(stacks) == {"us", "saved"}
+    names = {u["id"]: u["name"] for u in prog["header_unions"]}
+    assert [names[i] for i in stacks["us"]["header_union_ids"]] == ["us[0]", "us[1]", "us[2]"]
+    assert stacks["us"]["union_type"] == "opt_t" and stacks["us"]["size"] == 3
 
 
 # ---- signed stack index -------------------------------------------------------------------

@@ -162,8 +162,7 @@ class ExprLowering:
             if e.member == "lastIndex":
                 stack = self.lvalue(e.expr)
                 assert isinstance(stack, StackLoc)
-                _static_only(stack, e)
-                node = J.op("last_stack_index", None, {"type": "header_stack", "value": stack.name})
+                node = J.op("last_stack_index", None, _stack_node(stack))
                 return node, False
         return None
 
@@ -426,7 +425,9 @@ class ExprLowering:
                 i = int(index["value"], 16)
                 if 0 <= i < len(base.elements):
                     return base.elements[i]
-            _static_only(base, e)
+            if base.is_union_stack:
+                dyn = J.op("dereference_union_stack", _stack_node(base), index)
+                return self.lw.dynamic_union(base, dyn)
             dyn = J.op(
                 "dereference_header_stack", {"type": "header_stack", "value": base.name}, index
             )
@@ -442,7 +443,11 @@ class ExprLowering:
         if isinstance(base, UnionLoc):
             return base.members[e.member]
         if isinstance(base, StackLoc):
-            _static_only(base, e)
+            if e.member == "last" and base.is_union_stack:
+                last = J.op("last_stack_index", None, _stack_node(base))
+                return self.lw.dynamic_union(
+                    base, J.op("dereference_union_stack", _stack_node(base), last)
+                )
             if e.member == "last":
                 dyn = J.op(
                     "dereference_header_stack",
@@ -469,13 +474,10 @@ class ExprLowering:
 # ---------------------------------------------------------------------- printing
 
 
-def _static_only(stack: StackLoc, e: A.Expression) -> None:
-    if stack.is_union_stack:
-        raise CompileError(
-            "a stack of header unions is supported with constant indices only on this "
-            "target (no `next`, `last`, `lastIndex`, run-time index, push or pop)",
-            e.loc,
-        )
+def _stack_node(stack: StackLoc) -> J.Node:
+    """The type-value object naming a header stack or a header union stack."""
+    kind = "header_union_stack" if stack.is_union_stack else "header_stack"
+    return {"type": kind, "value": stack.name}
 
 
 def _is_list(v: Any) -> bool:

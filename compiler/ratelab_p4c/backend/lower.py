@@ -271,6 +271,21 @@ class Lowering:
             stack.name, elem.type, header_field_locs(stack.name, elem.type, dyn), dynamic=dyn
         )
 
+    def dynamic_union(self, stack: StackLoc, dyn: J.Node) -> UnionLoc:
+        """The element of a union stack that `dyn` (dereference_union_stack) picks."""
+        elem = stack.elements[0]
+        assert isinstance(elem, UnionLoc)
+        loc = UnionLoc(stack.name, elem.type, dynamic=dyn)
+        for i, (name, m) in enumerate(elem.members.items()):
+            hdyn = {
+                "type": "expression",
+                "value": {"op": "access_union_header", "left": dyn, "right": i},
+            }
+            loc.members[name] = HeaderLoc(
+                stack.name, m.type, header_field_locs(stack.name, m.type, hdyn), dynamic=hdyn
+            )
+        return loc
+
     def valid_node(self, loc: Loc) -> J.Node:
         """A boolean node: is the header (or union) valid."""
         if isinstance(loc, HeaderLoc):
@@ -278,6 +293,8 @@ class Lowering:
                 return J.op("valid", None, loc.dynamic)
             return J.d2b(J.field(loc.name, "$valid$"))
         if isinstance(loc, UnionLoc):
+            if loc.dynamic is not None:
+                return J.op("valid_union", None, loc.dynamic)
             return J.op("valid_union", None, {"type": "header_union", "value": loc.name})
         raise CompileError("isValid() needs a header or header union")
 
@@ -646,8 +663,23 @@ class Lowering:
             and isinstance(source, StackLoc)
             and (dst.is_union_stack or source.is_union_stack)
         ):
-            for d, s in zip(dst.elements, source.elements, strict=True):
-                self.copy(d, s, sink, src, loc)
+            sink.prim(
+                "assign_union_stack",
+                [
+                    {"type": "header_union_stack", "value": dst.name},
+                    {"type": "header_union_stack", "value": source.name},
+                ],
+                src,
+            )
+        elif (
+            isinstance(dst, UnionLoc)
+            and isinstance(source, UnionLoc)
+            and (dst.dynamic is not None or source.dynamic is not None)
+        ):
+            # A union stack element picked at run time: member by member (each copy
+            # sets or clears its member's validity, the others follow).
+            for name, d in dst.members.items():
+                self.copy(d, source.members[name], sink, src, loc)
         elif isinstance(dst, StackLoc) and isinstance(source, StackLoc):
             sink.prim(
                 "assign_header_stack",
@@ -726,17 +758,14 @@ class Lowering:
             ex = ExprLowering(self, scope, sink)
             assert isinstance(mce.method, A.Member)
             stack = ex.lvalue(mce.method.expr)
-            if not isinstance(stack, StackLoc) or stack.is_union_stack:
-                raise CompileError(
-                    "push_front/pop_front need a header stack (stacks of header unions "
-                    "are supported with constant indices only on this target)",
-                    mce.loc,
-                )
+            if not isinstance(stack, StackLoc):
+                raise CompileError("push_front/pop_front need a header stack", mce.loc)
             count = mce.args[0].value.const_value if mce.args else 1
             if not isinstance(count, int):
                 raise CompileError("the count must be a compile-time constant", mce.loc)
             op = "push" if call.name == "push_front" else "pop"
-            sink.prim(op, [{"type": "header_stack", "value": stack.name}, J.hexstr(count, 32)], src)
+            kind = "header_union_stack" if stack.is_union_stack else "header_stack"
+            sink.prim(op, [{"type": kind, "value": stack.name}, J.hexstr(count, 32)], src)
         elif (
             kind == "control_apply"
             and self.checksum_mode is not None

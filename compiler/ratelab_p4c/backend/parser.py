@@ -344,6 +344,11 @@ class ParserLowering:
             stack = ex.lvalue(e.expr)
             if isinstance(stack, StackLoc) and not stack.is_union_stack:
                 return {"type": "stack", "value": stack.name}
+        if isinstance(e, A.Member) and isinstance(e.expr, A.Member) and e.expr.member == "next":
+            # `us.next.m`: member m of a union stack's next element.
+            stack = ex.lvalue(e.expr.expr)
+            if isinstance(stack, StackLoc) and stack.is_union_stack:
+                return {"type": "union_stack", "value": [stack.name, e.member]}
         loc = ex.lvalue(e)
         if isinstance(loc, HeaderLoc) and loc.dynamic is None:
             return {"type": "regular", "value": loc.name}

@@ -85,6 +85,7 @@ class UnionLoc(Loc):
     name: str
     type: T.HeaderUnionType
     members: dict[str, HeaderLoc] = field(default_factory=dict)
+    dynamic: Any = None  # JSON expression producing the union (union stack element at run time)
 
 
 @dataclass(eq=False)
@@ -262,9 +263,19 @@ class Storage:
         self._names.add(name)
         elem = st.element
         if isinstance(elem, T.HeaderUnionType):
-            # Elements addressed by constant indices only (see docs/COMPILER.md): plain
-            # unions, which BMv2 and ratelab's engine both load; no union-stack entry.
+            # Plain unions named name[i] (constant indices address them), grouped in a
+            # header_union_stacks entry as p4c does (next, last, push/pop, run-time indices).
             unions: list[Loc] = [self.new_union(f"{name}[{i}]", elem) for i in range(st.size)]
+            ids = [self.unions[-st.size + i]["id"] for i in range(st.size)]
+            self.union_stacks.append(
+                {
+                    "name": name,
+                    "id": len(self.union_stacks),
+                    "union_type": elem.name,
+                    "size": st.size,
+                    "header_union_ids": ids,
+                }
+            )
             return StackLoc(name, st, unions, is_union_stack=True)
         assert isinstance(elem, T.HeaderType)
         type_name = self.header_type_name(elem)
