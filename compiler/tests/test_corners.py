@@ -344,6 +344,33 @@ def test_union_stacks_are_header_union_stacks_in_the_json(build: Builder) -> Non
     assert stacks["us"]["union_type"] == "opt_t" and stacks["us"]["size"] == 3
 
 
+UNION_STACK_LOOP = """
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> v; }
+header_union u_t { a_t a; }
+struct headers { u_t[2] us; a_t o; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta,
+         inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.us.next.a); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control IG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    action count() { for (u_t x in hdr.us) { hdr.o.v = hdr.o.v + 1; } }
+    apply { count(); }
+}
+control EG(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+"""
+
+
+def test_a_loop_over_a_union_stack_is_refused(tmp_path: Path) -> None:
+    line = compile_error_text(tmp_path, UNION_STACK_LOOP + MAIN)
+    assert "prog.p4:14:36:" in line and "stack of header unions is not supported" in line, line
+
+
 # ---- signed stack index -------------------------------------------------------------------
 
 

@@ -407,7 +407,12 @@ class Lowering:
         t = getattr(decl, "type", None) or T.INT
         if isinstance(value, StackElement):
             stack = ExprLowering(self, scope, sink_for()).lvalue(value.stack)
-            if not isinstance(stack, StackLoc) or stack.is_union_stack:
+            if isinstance(stack, StackLoc) and stack.is_union_stack:
+                raise CompileError(
+                    "a for loop over a stack of header unions is not supported on this target",
+                    value.stack.loc,
+                )
+            if not isinstance(stack, StackLoc):
                 raise CompileError("a for loop iterates over a header stack here", value.stack.loc)
             loc = self.storage.allocate(getattr(decl, "name", "v"), t, value.stack.loc)
             scope.bind(decl, loc)
