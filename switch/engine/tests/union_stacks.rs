@@ -258,6 +258,19 @@ fn assign_union_stack_copies_elements_and_next_index() {
 }
 
 #[test]
+fn a_member_picked_at_run_time_compares_as_a_header() {
+    // cmd.idx = (us[cmd.idx].a == us[0].a): BMv2's ==h, both valid and equal fields.
+    // idx 0 compares us[0].a with itself (valid): 1; idx 1 picks us[1].a, invalid
+    // (its b is valid): 0; idx 2 picks us[2].a, valid with the same x: 1.
+    let eq = e("==", member("us", f("cmd", "idx"), 0), hdr("us[0].a"));
+    let prims = vec![assign(f("cmd", "idx"), un("b2d", eq))];
+    for (idx, want) in [(0u8, 1u8), (1, 0), (2, 1)] {
+        let got = run(prims.clone(), &[idx, 1, 0x11, 2, 0x22, 0x33, 1, 0x11, 0]);
+        assert_eq!(got[0], want, "idx {idx}");
+    }
+}
+
+#[test]
 fn bad_union_stacks_are_refused_with_their_path() {
     let good: Value = serde_json::from_str(&program(vec![])).unwrap();
     type Edit = Box<dyn Fn(&mut Value)>;
@@ -276,6 +289,23 @@ fn bad_union_stacks_are_refused_with_their_path() {
             "empty",
             Box::new(|v| v["header_union_stacks"][0]["header_union_ids"] = json!([])),
             "at least one element",
+        ),
+        (
+            "== on a whole element",
+            Box::new(|v| {
+                v["actions"][0]["primitives"][0] = assign(
+                    f("cmd", "idx"),
+                    un(
+                        "b2d",
+                        e(
+                            "==",
+                            e("dereference_union_stack", ush("us"), hx(0)),
+                            e("dereference_union_stack", ush("us"), hx(1)),
+                        ),
+                    ),
+                )
+            }),
+            "== on a header union stack element is not supported",
         ),
         (
             "unknown member",

@@ -562,11 +562,16 @@ impl Ld {
                     Aggregate::Value
                 }
             }
-            "expression"
-                if v.opt("op").and_then(|o| o.v.as_str()) == Some("dereference_header_stack") =>
-            {
-                Aggregate::Header(self.hdr_ref(j, np)?)
-            }
+            "header_union_stack" => Aggregate::Stack,
+            "expression" => match v.opt("op").and_then(|o| o.v.as_str()) {
+                Some("dereference_header_stack" | "access_union_header") => {
+                    Aggregate::Header(self.hdr_ref(j, np)?)
+                }
+                Some("dereference_union_stack") => {
+                    return v.err("== on a header union stack element is not supported");
+                }
+                _ => Aggregate::Value,
+            },
             _ => Aggregate::Value,
         })
     }
