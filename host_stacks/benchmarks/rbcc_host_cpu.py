@@ -74,7 +74,12 @@ def legacy_modules(commit: str, into: Path) -> tuple[ModuleType, ModuleType]:
                 text=True,
             ).stdout
         except (OSError, subprocess.CalledProcessError) as exc:
-            raise SystemExit(f"cannot read {name} of commit {commit} from git: {exc}") from None
+            # git's own first line says why (not a repository, unknown commit in a shallow clone).
+            why = (getattr(exc, "stderr", None) or str(exc)).strip().splitlines()[0]
+            raise SystemExit(
+                f"cannot read host_stacks/ratelab_hosts/{name} of commit {commit} with git in"
+                f" {REPO} (the legacy Python stack needs a git clone holding that commit): {why}"
+            ) from None
         (package / name).write_text(source.replace("ratelab_hosts.", "rbcc_legacy."))
     sys.path.insert(0, str(into))
     return (
