@@ -112,10 +112,7 @@ class ExprLowering:
                 return special
             b = self.binding_of(e)
             if isinstance(b, FieldLoc):
-                node = self.lw.field_node(b)
-                if isinstance(T.strip_newtype(b.type), T.BoolType):
-                    return J.d2b(node), True
-                return node, False
+                return self._scalar(b)
             if isinstance(b, ExprVal):
                 return b.node, b.is_bool
             if isinstance(b, RuntimeData):
