@@ -5,7 +5,6 @@ Needs root (to create veth pairs) and the ratelab_engine extension; skipped othe
 
 from __future__ import annotations
 
-import contextlib
 import io
 import itertools
 import json
@@ -25,10 +24,10 @@ import pytest
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
-from ratelab_sim import HarnessError, VethPair, unique_prefix
 from ratelab_switch.pcap import read_pcap
 from switch_basic_program import BASIC_JSON, commit_routed, ipv4_packet
 from switch_client import StreamClient
+from switch_veths import raw_socket, veth_pairs
 
 HERE = Path(__file__).parent
 
@@ -39,25 +38,7 @@ def _ip(*args: str) -> None:
 
 @pytest.fixture
 def veths() -> Iterator[list[tuple[str, str]]]:
-    """Two veth pairs (switch side, host side) from ratelab_sim's harness: up, IPv6
-    and offloads off, names unique to this process, removed afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to create veth pairs")
-    tag = unique_prefix()
-    pairs = [(f"{tag}s{i}", f"{tag}h{i}") for i in (1, 2)]
-    with contextlib.ExitStack() as stack:
-        for a, b in pairs:
-            try:
-                stack.enter_context(VethPair(a, b))
-            except HarnessError as e:
-                pytest.skip(f"cannot create veth pairs here: {e}")
-        yield pairs
-
-
-def _raw(iface: str) -> socket.socket:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    s.bind((iface, 0))
-    return s
+    yield from veth_pairs(2)
 
 
 def _receive_matching(s: socket.socket, marker: bytes, count: int, timeout: float) -> list[bytes]:
@@ -85,7 +66,7 @@ def test_daemon_forwards_between_interfaces_with_pcap_and_rate(
          "--queue-rate", "2=100pps"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    tx, rx = _raw(host1), _raw(host2)
+    tx, rx = raw_socket(host1), raw_socket(host2)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -182,7 +163,7 @@ def test_data_plane_mtu_drops_lost_interface_and_cleanup(veths: list[tuple[str, 
     dp = rust.Dataplane([(1, sw1), (2, sw2)], 64, None)
     # Per port: the socket it reads and the one with its transmit ring.
     assert _sockets() == sockets_before + 4
-    tx, rx = _raw(host1), _raw(host2)
+    tx, rx = raw_socket(host1), raw_socket(host2)
     try:
         dp.set_switch(sw)
         big = ipv4_packet(bytes([10, 0, 2, 9]), payload=b"ratelab-big" + bytes(200))
@@ -232,7 +213,7 @@ def test_data_plane_follows_an_mtu_changed_while_it_runs(
         "MyIngress.ipv4_lpm", [("lpm", 0x0A000200, 24)], "MyIngress.ipv4_forward", [0x222, 2], 0
     )
     dp = rust.Dataplane([(1, sw1), (2, sw2)], 64, None)
-    tx, rx = _raw(host1), _raw(host2)
+    tx, rx = raw_socket(host1), raw_socket(host2)
 
     def through(marker: bytes) -> bool:
         tx.send(ipv4_packet(bytes([10, 0, 2, 9]), payload=marker + bytes(300)))
@@ -282,7 +263,7 @@ def test_daemon_adds_the_link_delay_and_it_changes_at_run_time(
          "--device-id", "1", "--queue-rate", "2=10mbit", "--link-delay", "2=50ms"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    tx, rx = _raw(host1), _raw(host2)
+    tx, rx = raw_socket(host1), raw_socket(host2)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

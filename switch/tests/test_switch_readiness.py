@@ -8,7 +8,6 @@ root (veth pairs) and the ratelab_engine extension.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
@@ -23,25 +22,15 @@ import pytest
 
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
-from ratelab_sim import HarnessError, VethPair, unique_prefix
 from switch_basic_program import BASIC_JSON, ipv4_packet
+from switch_veths import raw_socket, veth_pairs
 
 HERE = Path(__file__).parent
 
 
 @pytest.fixture
 def veths() -> Iterator[list[tuple[str, str]]]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root to create veth pairs")
-    tag = unique_prefix()
-    pairs = [(f"{tag}s{i}", f"{tag}h{i}") for i in (1, 2)]
-    with contextlib.ExitStack() as stack:
-        for a, b in pairs:
-            try:
-                stack.enter_context(VethPair(a, b))
-            except HarnessError as e:
-                pytest.skip(f"cannot create veth pairs here: {e}")
-        yield pairs
+    yield from veth_pairs(2)
 
 
 def _forward_everything_json(tmp_path: Path) -> Path:
@@ -65,12 +54,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _raw(iface: str) -> socket.socket:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    s.bind((iface, 0))
-    return s
-
-
 def _wait_until_accepting(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -90,7 +73,7 @@ def test_a_frame_sent_the_instant_a_control_port_accepts_comes_out(
     grpc_port, thrift_port = _free_port(), _free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
-    tx, rx = _raw(host1), _raw(host2)
+    tx, rx = raw_socket(host1), raw_socket(host2)
     frame = ipv4_packet(bytes([10, 0, 2, 9]), payload=b"ratelab-first-frame")
     proc = subprocess.Popen(
         [sys.executable, "-m", "ratelab_switch.daemon", str(_forward_everything_json(tmp_path)),

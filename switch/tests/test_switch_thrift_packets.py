@@ -3,8 +3,6 @@ server forward frames: veth pairs, so root is needed."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import select
 import socket
 import time
@@ -14,30 +12,14 @@ import pytest
 
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
-from ratelab_sim import HarnessError, VethPair, unique_prefix
 from switch_basic_program import BASIC_JSON, ipv4_packet
+from switch_veths import raw_socket, veth_pairs
 from test_switch_thrift_cli import CLI, Switch
 
 
 @pytest.fixture
 def veths() -> Iterator[list[tuple[str, str]]]:
-    if os.geteuid() != 0:
-        pytest.skip("needs root to create veth pairs")
-    tag = unique_prefix()
-    pairs = [(f"{tag}s{i}", f"{tag}h{i}") for i in (1, 2, 3)]
-    with contextlib.ExitStack() as stack:
-        for a, b in pairs:
-            try:
-                stack.enter_context(VethPair(a, b))
-            except HarnessError as e:
-                pytest.skip(f"cannot create veth pairs here: {e}")
-        yield pairs
-
-
-def _raw(iface: str) -> socket.socket:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-    s.bind((iface, 0))
-    return s
+    yield from veth_pairs(3)
 
 
 def _frames(s: socket.socket, marker: bytes, timeout: float) -> list[bytes]:
@@ -56,7 +38,7 @@ def test_entries_added_with_simple_switch_cli_forward_frames(
     assert CLI is not None
     (sw1, host1), (sw2, host2), (sw3, host3) = veths
     sw = Switch(BASIC_JSON, "-i", f"1@{sw1}", "-i", f"2@{sw2}", "-i", f"3@{sw3}")
-    tx, rx2, rx3 = _raw(host1), _raw(host2), _raw(host3)
+    tx, rx2, rx3 = raw_socket(host1), raw_socket(host2), raw_socket(host3)
     try:
         out = sw.cli(
             "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.2.0/24 => "
@@ -97,7 +79,7 @@ def test_multicast_and_mirroring_set_with_simple_switch_cli_replicate_frames(
 
     (sw1, host1), (sw2, host2), (sw3, host3) = veths
     sw = Switch(FEATURES_JSON, "-i", f"1@{sw1}", "-i", f"2@{sw2}", "-i", f"3@{sw3}")
-    tx, rx2, rx3 = _raw(host1), _raw(host2), _raw(host3)
+    tx, rx2, rx3 = raw_socket(host1), raw_socket(host2), raw_socket(host3)
     try:
         out = sw.cli(
             "table_add MyIngress.ctl MyIngress.do_mcast 2 => 1",
