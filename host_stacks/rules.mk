@@ -1,6 +1,8 @@
-# host_stacks/: the rate-based host stack (package ratelab_hosts). Its tests run
-# with pytest (host_stacks/tests); the end-to-end ones need root, iproute2 and ethtool
-# (in the top Makefile's shared APT_PACKAGES).
+# host_stacks/: the rate-based host stack (package ratelab_hosts, its Rust core
+# host_stacks/rbcc and binding host_stacks/pyhoststack) and the sans-IO TCP/UDP crate
+# host_stacks/stack. The Python tests run with pytest (host_stacks/tests; the end-to-end
+# ones need root, iproute2 and ethtool, in the top Makefile's shared APT_PACKAGES), the
+# crates' with cargo test.
 
 # Pacing accuracy of RBCC and UDP CBR over a veth pair (needs root).
 BENCH_TARGETS += bench-hosts
