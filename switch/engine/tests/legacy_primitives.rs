@@ -10,22 +10,6 @@ use inline::*;
 use ratelab_engine::Switch;
 use serde_json::{json, Value};
 
-/// Runs `prog` compiled and interpreted on `input`; both must give the same
-/// frames. Returns them.
-fn run_both(prog: &str, input: &[u8]) -> Vec<Vec<u8>> {
-    let mut compiled = Switch::new(prog, 1).unwrap_or_else(|e| panic!("{e}"));
-    assert!(compiled.compiled(), "{:?}", compiled.compile_error());
-    let mut reference = Switch::new(prog, 1).unwrap();
-    reference.set_compiled(false);
-    compiled.inject(0, input, 0);
-    reference.inject(0, input, 0);
-    let got: Vec<_> = compiled.poll(0).into_iter().map(|f| f.data).collect();
-    let want: Vec<_> = reference.poll(0).into_iter().map(|f| f.data).collect();
-    assert_eq!(got, want, "compiled and interpreted differ");
-    assert_eq!(compiled.stats(), reference.stats());
-    want
-}
-
 fn input() -> Vec<u8> {
     // a=1 b=2 c=3 d=4 s=5 e=6 g=7
     h_bytes(1, 2, 3, 4, 5, 6, 7)

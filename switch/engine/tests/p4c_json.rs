@@ -7,19 +7,6 @@ use inline::*;
 use ratelab_engine::Switch;
 use serde_json::{json, Value};
 
-fn run_both(prog: &str, input: &[u8]) -> Vec<Vec<u8>> {
-    let mut compiled = Switch::new(prog, 1).unwrap_or_else(|e| panic!("{e}"));
-    assert!(compiled.compiled(), "{:?}", compiled.compile_error());
-    let mut reference = Switch::new(prog, 1).unwrap();
-    reference.set_compiled(false);
-    compiled.inject(0, input, 0);
-    reference.inject(0, input, 0);
-    let got: Vec<_> = compiled.poll(0).into_iter().map(|f| f.data).collect();
-    let want: Vec<_> = reference.poll(0).into_iter().map(|f| f.data).collect();
-    assert_eq!(got, want, "compiled and interpreted differ");
-    want
-}
-
 fn b2d(x: Value) -> Value {
     un("b2d", x)
 }
@@ -261,15 +248,7 @@ fn varbit_program() -> String {
         "actions": [{"name": "cmp", "id": 0, "runtime_data": [], "primitives": [
             assign(f("sel", "v"), result),
             assign(f("standard_metadata", "egress_spec"), hx(1))]}],
-        "pipelines": [
-            {"name": "ingress", "id": 0, "init_table": "tbl", "tables": [
-                {"name": "tbl", "id": 0, "key": [], "match_type": "exact", "type": "simple",
-                 "max_size": 1, "action_ids": [0], "actions": ["cmp"], "base_default_next": null,
-                 "next_tables": {"cmp": null},
-                 "default_entry": {"action_id": 0, "action_const": true, "action_data": [],
-                                   "action_entry_const": true}}],
-             "conditionals": []},
-            {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        "pipelines": one_action_pipelines("cmp")
     })
     .to_string()
 }

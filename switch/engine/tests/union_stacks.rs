@@ -86,15 +86,7 @@ fn program(prims: Vec<Value>) -> String {
         ]}],
         "deparsers": [{"name": "deparser", "id": 0, "order": order}],
         "actions": [{"name": "act", "id": 0, "runtime_data": [], "primitives": all}],
-        "pipelines": [
-            {"name": "ingress", "id": 0, "init_table": "tbl", "tables": [
-                {"name": "tbl", "id": 0, "key": [], "match_type": "exact", "type": "simple",
-                 "max_size": 1, "action_ids": [0], "actions": ["act"], "base_default_next": null,
-                 "next_tables": {"act": null},
-                 "default_entry": {"action_id": 0, "action_const": true, "action_data": [],
-                                   "action_entry_const": true}}],
-             "conditionals": []},
-            {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        "pipelines": one_action_pipelines("act")
     })
     .to_string()
 }

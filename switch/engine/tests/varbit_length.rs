@@ -30,15 +30,7 @@ fn program() -> String {
         "actions": [{"name": "report", "id": 0, "runtime_data": [], "primitives": [
             assign(f("sel", "len"), f("standard_metadata", "parser_error")),
             assign(f("standard_metadata", "egress_spec"), hx(1))]}],
-        "pipelines": [
-            {"name": "ingress", "id": 0, "init_table": "tbl", "tables": [
-                {"name": "tbl", "id": 0, "key": [], "match_type": "exact", "type": "simple",
-                 "max_size": 1, "action_ids": [0], "actions": ["report"], "base_default_next": null,
-                 "next_tables": {"report": null},
-                 "default_entry": {"action_id": 0, "action_const": true, "action_data": [],
-                                   "action_entry_const": true}}],
-             "conditionals": []},
-            {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}]
+        "pipelines": one_action_pipelines("report")
     })
     .to_string()
 }

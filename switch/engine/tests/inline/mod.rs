@@ -1,7 +1,38 @@
 //! Small programs built in the tests, in p4c-bm2-ss conventions.
 #![allow(dead_code)]
 
+use ratelab_engine::Switch;
 use serde_json::{json, Value};
+
+/// Runs `prog` compiled and interpreted on `input` (port 0); both must give
+/// the same frames and stats. Returns the frames out of port 0's poll.
+pub fn run_both(prog: &str, input: &[u8]) -> Vec<Vec<u8>> {
+    let mut compiled = Switch::new(prog, 1).unwrap_or_else(|e| panic!("{e}"));
+    assert!(compiled.compiled(), "{:?}", compiled.compile_error());
+    let mut reference = Switch::new(prog, 1).unwrap();
+    reference.set_compiled(false);
+    compiled.inject(0, input, 0);
+    reference.inject(0, input, 0);
+    let got: Vec<_> = compiled.poll(0).into_iter().map(|f| f.data).collect();
+    let want: Vec<_> = reference.poll(0).into_iter().map(|f| f.data).collect();
+    assert_eq!(got, want, "compiled and interpreted differ");
+    assert_eq!(compiled.stats(), reference.stats());
+    want
+}
+
+/// `pipelines` of a program whose ingress runs `action` (id 0) once, from a
+/// keyless table "tbl", and whose egress is empty.
+pub fn one_action_pipelines(action: &str) -> Value {
+    json!([
+        {"name": "ingress", "id": 0, "init_table": "tbl", "tables": [
+            {"name": "tbl", "id": 0, "key": [], "match_type": "exact", "type": "simple",
+             "max_size": 1, "action_ids": [0], "actions": [action], "base_default_next": null,
+             "next_tables": {action: null},
+             "default_entry": {"action_id": 0, "action_const": true, "action_data": [],
+                               "action_entry_const": true}}],
+         "conditionals": []},
+        {"name": "egress", "id": 1, "init_table": null, "tables": [], "conditionals": []}])
+}
 
 pub fn f(h: &str, x: &str) -> Value {
     json!({"type": "field", "value": [h, x]})
