@@ -32,14 +32,22 @@ class PortAggregates:
     sum_limited: int = 0  # sum of their recorded rates, B/s
 
 
+def _water_fill(
+    capacity: int, rest: int, sharers: int, n: int, recip: tuple[int, ...], min_rate: int
+) -> int:
+    """One water-filling step, floored, at least min_rate: the capacity left by
+    the `rest` set elsewhere split among `sharers`, or, when that leaves
+    nothing, the capacity split among all `n` flows."""
+    if capacity > rest:
+        share = ((capacity - rest) * recip[max(1, sharers)]) >> 32
+    else:
+        share = (capacity * recip[max(1, n)]) >> 32
+    return max(share, min_rate)
+
+
 def fair_share(agg: PortAggregates, capacity: int, recip: tuple[int, ...], min_rate: int) -> int:
     """RBCC.md "Fair share": one water-filling step, floored, at least min_rate."""
-    if capacity > agg.sum_limited:
-        k = max(1, agg.n - agg.n_limited)
-        share = ((capacity - agg.sum_limited) * recip[k]) >> 32
-    else:
-        share = (capacity * recip[max(1, agg.n)]) >> 32
-    return max(share, min_rate)
+    return _water_fill(capacity, agg.sum_limited, agg.n - agg.n_limited, agg.n, recip, min_rate)
 
 
 def flow_share(
@@ -49,12 +57,8 @@ def flow_share(
     `own_rate` would get if this port set its rate: its rate leaves the limited
     sum and it joins the sharers. The fallback branch is the plain share's."""
     rest = agg.sum_limited - own_rate
-    if capacity > rest:
-        k = max(1, agg.n - agg.n_limited + 1)
-        share = ((capacity - rest) * recip[k]) >> 32
-    else:
-        share = (capacity * recip[max(1, agg.n)]) >> 32
-    return max(share, min_rate)
+    sharers = agg.n - agg.n_limited + 1
+    return _water_fill(capacity, rest, sharers, agg.n, recip, min_rate)
 
 
 @dataclass
