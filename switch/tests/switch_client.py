@@ -7,6 +7,7 @@ import threading
 
 import grpc
 from finsy.proto.google.rpc import status_pb2
+from finsy.proto.p4.config.v1 import p4info_pb2 as p4i
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1 import p4runtime_pb2_grpc
 from ratelab_switch.arbitration import to_uint128
@@ -74,6 +75,25 @@ def lpm_entry(addr: int, plen: int, port: int | None = 1, mac: int = 0xAABBCCDDE
         te.action.action.params.add(param_id=1, value=port.to_bytes(2, "big"))
         te.action.action.params.add(param_id=2, value=mac.to_bytes(6, "big"))
     return p4r.Entity(table_entry=te)
+
+
+def commit_pipeline(
+    stub: p4runtime_pb2_grpc.P4RuntimeStub,
+    p4info: p4i.P4Info,
+    device_config: bytes,
+    device_id: int = DEVICE_ID,
+    election_id: int = ELECTION_ID,
+) -> None:
+    """SetForwardingPipelineConfig(VERIFY_AND_COMMIT) as the primary controller
+    `election_id` (the caller has arbitrated)."""
+    req = p4r.SetForwardingPipelineConfigRequest(
+        device_id=device_id,
+        election_id=to_uint128(election_id),
+        action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+    )
+    req.config.p4info.CopyFrom(p4info)
+    req.config.p4_device_config = device_config
+    stub.SetForwardingPipelineConfig(req)
 
 
 def code(c: grpc.StatusCode) -> int:

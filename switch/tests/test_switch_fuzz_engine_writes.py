@@ -31,7 +31,7 @@ from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.device import Device
 from ratelab_switch.engine_binding import RustEngine
 from ratelab_switch.server import P4RuntimeServer
-from switch_client import DEVICE_ID, ELECTION_ID, StreamClient, write_errors
+from switch_client import DEVICE_ID, ELECTION_ID, StreamClient, commit_pipeline, write_errors
 
 E = grpc.StatusCode
 ROUTER = Path(__file__).resolve().parents[2] / "p4src" / "router.p4"
@@ -88,14 +88,7 @@ def switch() -> Iterator[Switch]:
     try:
         primary.arbitrate(ELECTION_ID)
         assert primary.get().arbitration.status.code == 0
-        req = p4r.SetForwardingPipelineConfigRequest(
-            device_id=DEVICE_ID,
-            election_id=to_uint128(ELECTION_ID),
-            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-        )
-        req.config.p4info.CopyFrom(INFO)
-        req.config.p4_device_config = PROGRAM
-        stub.SetForwardingPipelineConfig(req)
+        commit_pipeline(stub, INFO, PROGRAM)
         yield Switch(stub)
     finally:
         primary.close()

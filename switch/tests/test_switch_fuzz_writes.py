@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.device import Device
 from ratelab_switch.server import P4RuntimeServer
-from switch_client import DEVICE_ID, ELECTION_ID, ManualClock, StreamClient, write_errors
+from switch_client import (
+    DEVICE_ID,
+    ELECTION_ID,
+    ManualClock,
+    StreamClient,
+    commit_pipeline,
+    write_errors,
+)
 from switch_fake_engine import FakeEngine
 from switch_program import (
     A_DEFAULT_ONLY,
@@ -64,14 +71,7 @@ def switch() -> Iterator[Switch]:
     try:
         primary.arbitrate(ELECTION_ID)
         assert primary.get().arbitration.status.code == 0
-        req = p4r.SetForwardingPipelineConfigRequest(
-            device_id=DEVICE_ID,
-            election_id=to_uint128(ELECTION_ID),
-            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-        )
-        req.config.p4info.CopyFrom(p4info())
-        req.config.p4_device_config = bmv2_json()
-        stub.SetForwardingPipelineConfig(req)
+        commit_pipeline(stub, p4info(), bmv2_json())
         yield Switch(stub, engine)
     finally:
         primary.close()
