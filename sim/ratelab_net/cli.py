@@ -100,10 +100,10 @@ def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") 
     """The routers' ports, routes and the hosts; on bmv2 the netem qdiscs that
     delay (where the kernel has netem), on ratelab the switch's own delays."""
     netem = plan_netem(topo, plans) if target == "bmv2" else []
+    by_iface = {q.iface: q.delay_us for q in netem}
     lines = []
     for plan in plans:
         if target == "bmv2":
-            by_iface = {q.iface: q.delay_us for q in netem}
             ifaces = {p.port: router_iface(plan.name, p.port) for p in plan.ports}
             delays = {port: by_iface[i] for port, i in ifaces.items() if i in by_iface}
         else:
