@@ -187,7 +187,7 @@ impl CongestionControl for Cubic {
         self.w.cwnd = self.w.ssthresh;
     }
     fn on_recovery_exit(&mut self, _now: Nanos, _in_flight: u64) {
-        self.w.cwnd = self.w.ssthresh;
+        self.w.deflate();
         self.cwnd = self.w.cwnd as f64 / self.mss();
     }
     fn on_rto(&mut self, _now: Nanos, _in_flight: u64) {

@@ -31,8 +31,7 @@ impl CongestionControl for Reno {
         self.w.enter_recovery(in_flight);
     }
     fn on_recovery_exit(&mut self, _now: Nanos, _in_flight: u64) {
-        // §3.2 step 6: "set cwnd to ssthresh" (deflating the window).
-        self.w.cwnd = self.w.ssthresh;
+        self.w.deflate();
     }
     fn on_rto(&mut self, _now: Nanos, in_flight: u64) {
         self.w.timeout(in_flight);

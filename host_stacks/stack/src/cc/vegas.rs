@@ -127,7 +127,7 @@ impl CongestionControl for Vegas {
         self.w.enter_recovery(in_flight);
     }
     fn on_recovery_exit(&mut self, _now: Nanos, _in_flight: u64) {
-        self.w.cwnd = self.w.ssthresh;
+        self.w.deflate();
     }
     fn on_rto(&mut self, _now: Nanos, in_flight: u64) {
         self.w.timeout(in_flight);

@@ -73,6 +73,12 @@ impl RenoWindow {
         self.cwnd = self.ssthresh;
     }
 
+    /// End of fast recovery (RFC 5681 §3.2 step 6): "set cwnd to ssthresh",
+    /// deflating the window.
+    pub fn deflate(&mut self) {
+        self.cwnd = self.ssthresh;
+    }
+
     /// RFC 5681 §3.1: after a timeout cwnd is the loss window, one SMSS.
     pub fn timeout(&mut self, in_flight: u64) {
         self.halve(in_flight);
