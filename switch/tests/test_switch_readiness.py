@@ -23,6 +23,7 @@ import pytest
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
 from switch_basic_program import BASIC_JSON, ipv4_packet
+from switch_thrift import free_port
 from switch_veths import raw_socket, veth_pairs
 
 HERE = Path(__file__).parent
@@ -48,12 +49,6 @@ def _forward_everything_json(tmp_path: Path) -> Path:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _wait_until_accepting(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -70,7 +65,7 @@ def test_a_frame_sent_the_instant_a_control_port_accepts_comes_out(
     control: str, veths: list[tuple[str, str]], tmp_path: Path
 ) -> None:
     (sw1, host1), (sw2, host2) = veths
-    grpc_port, thrift_port = _free_port(), _free_port()
+    grpc_port, thrift_port = free_port(), free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
     tx, rx = raw_socket(host1), raw_socket(host2)

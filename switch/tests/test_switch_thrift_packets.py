@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
 from switch_basic_program import BASIC_JSON, ipv4_packet
+from switch_thrift import CLI, Switch
 from switch_veths import raw_socket, veth_pairs
-from test_switch_thrift_cli import CLI, Switch
 
 
 @pytest.fixture
