@@ -168,6 +168,16 @@ impl<F: FnMut(Nanos, &mut Connection, &mut Connection) -> Option<Nanos>> Driver 
 }
 
 impl Testbed {
+    /// A connecting to B (listening), both with settings `cfg`, and links
+    /// (A->B, B->A).
+    pub fn with_config(
+        cfg: Config,
+        ab: LinkConfig,
+        ba: LinkConfig,
+    ) -> Result<Testbed, ConfigError> {
+        Testbed::new(cfg.clone(), cfg, ab, ba)
+    }
+
     /// A connecting to B (listening) with the given settings and links (A->B, B->A).
     pub fn new(
         a_cfg: Config,

@@ -25,7 +25,7 @@ struct Run<S: Application> {
 }
 
 fn run<S: Application>(cfg: Config, sender: S, until: Nanos) -> Run<S> {
-    let mut tb = Testbed::new(cfg.clone(), cfg, link(), link()).unwrap();
+    let mut tb = Testbed::with_config(cfg, link(), link()).unwrap();
     let mut sender = sender;
     let mut sink = Sink::new(true);
     let mut meter = FlowMeter::new(true);
@@ -134,7 +134,7 @@ fn stream_sends_at_its_rate() {
 #[test]
 fn on_off_is_silent_while_off() {
     let cfg = Config::default();
-    let mut tb = Testbed::new(cfg.clone(), cfg, link(), link()).unwrap();
+    let mut tb = Testbed::with_config(cfg, link(), link()).unwrap();
     let mut app = OnOff::new(SECONDS, 5 * SECONDS, 1448);
     let mut sink = Sink::new(false);
     // Bytes the sender had written at each second.
@@ -171,7 +171,7 @@ fn vegas_keeps_the_queue_short_where_reno_fills_it() {
             cc,
             ..Config::default()
         };
-        let mut tb = Testbed::new(cfg.clone(), cfg, link(), link()).unwrap();
+        let mut tb = Testbed::with_config(cfg, link(), link()).unwrap();
         let mut bulk = Bulk::new(1448);
         let mut sink = Sink::new(false);
         let mut step = |now, a: &mut Connection, b: &mut Connection| {

@@ -89,7 +89,7 @@ fn run(
     total: u64,
     until: Nanos,
 ) -> (Testbed, Transfer) {
-    let mut tb = Testbed::new(cfg.clone(), cfg, ab, ba).unwrap();
+    let mut tb = Testbed::with_config(cfg, ab, ba).unwrap();
     let mut t = Transfer::new(total);
     tb.run_until(until, &mut |now, a: &mut Connection, b: &mut Connection| {
         t.step(now, a, b)
@@ -366,7 +366,7 @@ fn syn_loss_timing(initial_rto: Nanos) -> (Nanos, u64) {
         initial_rto,
         ..Config::default()
     };
-    let mut tb = Testbed::new(cfg.clone(), cfg, ab, LinkConfig::default()).unwrap();
+    let mut tb = Testbed::with_config(cfg, ab, LinkConfig::default()).unwrap();
     let mut est = None;
     tb.run_until(
         20 * SECONDS,
@@ -402,7 +402,7 @@ fn syn_retransmissions_back_off() {
         syn_retries: 4,
         ..Config::default()
     };
-    let mut tb = Testbed::new(cfg.clone(), cfg, ab, LinkConfig::default()).unwrap();
+    let mut tb = Testbed::with_config(cfg, ab, LinkConfig::default()).unwrap();
     let mut sends = Vec::new();
     let (mut last, mut prev_step) = (0, 0);
     // The driver runs before each round of sending: a count that changed
@@ -450,13 +450,7 @@ fn delayed_acks_halve_the_ack_count() {
 #[test]
 fn lone_segment_is_acked_after_the_delayed_ack_timer() {
     let cfg = Config::default();
-    let mut tb = Testbed::new(
-        cfg.clone(),
-        cfg,
-        LinkConfig::default(),
-        LinkConfig::default(),
-    )
-    .unwrap();
+    let mut tb = Testbed::with_config(cfg, LinkConfig::default(), LinkConfig::default()).unwrap();
     let mut sent = false;
     let mut acked_at = None;
     tb.run_until(
@@ -482,7 +476,7 @@ fn zero_window_then_reading_resumes() {
         recv_buffer: 20_000,
         ..Config::default()
     };
-    let mut tb = Testbed::new(cfg.clone(), cfg, clean(), clean()).unwrap();
+    let mut tb = Testbed::with_config(cfg, clean(), clean()).unwrap();
     let mut t = Transfer::new(300_000);
     t.read_block = true;
     tb.run_until(
@@ -510,7 +504,7 @@ fn lost_window_update_is_recovered_by_zero_window_probes() {
         blackout: Some((5 * SECONDS, 5 * SECONDS + 100 * MILLIS)),
         ..clean()
     };
-    let mut tb = Testbed::new(cfg.clone(), cfg, clean(), ba).unwrap();
+    let mut tb = Testbed::with_config(cfg, clean(), ba).unwrap();
     let mut t = Transfer::new(300_000);
     t.read_block = true;
     tb.run_until(

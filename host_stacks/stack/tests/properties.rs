@@ -198,7 +198,7 @@ proptest! {
             seed: s,
             ..LinkConfig::default()
         };
-        let mut tb = Testbed::new(cfg.clone(), cfg, link(seed), link(seed ^ 0x55)).unwrap();
+        let mut tb = Testbed::with_config(cfg, link(seed), link(seed ^ 0x55)).unwrap();
         let data: Vec<u8> = (0..total).map(|i| (i * 7 + i / 251) as u8).collect();
         let (mut written, mut got) = (0usize, Vec::with_capacity(total));
         let mut err = None;

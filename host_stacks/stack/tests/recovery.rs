@@ -295,13 +295,7 @@ impl ratelab_stack::cc::CongestionControl for Paced {
 fn a_pacing_rate_spaces_the_segments() {
     use ratelab_stack::testbed::{LinkConfig, Testbed};
     let cfg = Config::default();
-    let mut tb = Testbed::new(
-        cfg.clone(),
-        cfg,
-        LinkConfig::default(),
-        LinkConfig::default(),
-    )
-    .unwrap();
+    let mut tb = Testbed::with_config(cfg, LinkConfig::default(), LinkConfig::default()).unwrap();
     tb.a.set_congestion_control(|_, _| Box::new(Paced));
     let mut sends = vec![];
     let (mut last, mut prev_step) = (0, 0);

@@ -73,7 +73,7 @@ fn main() {
         "algorithm", "goodput", "mean queue", "drops", "retx", "RTOs", "ssth.", "srtt", "sim time"
     );
     for (name, cfg) in rows {
-        let mut tb = Testbed::new(cfg.clone(), cfg, link(1), link(2)).expect("valid config");
+        let mut tb = Testbed::with_config(cfg, link(1), link(2)).expect("valid config");
         let mut bulk = Bulk::new(1448);
         let mut sink = Sink::new(false);
         let mut meter = FlowMeter::new(false);
