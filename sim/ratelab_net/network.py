@@ -149,10 +149,14 @@ class Network:
         if qdisc.host is None:
             _root(cmd)
             return
-        out = self.net.get(qdisc.host).cmd(cmd + " 2>&1; echo rc=$?").strip()
+        self._host_run(qdisc.host, cmd)
+
+    def _host_run(self, name: str, cmd: str) -> None:
+        """`cmd` in host `name`'s namespace; NetError with what it said if it fails."""
+        out = self.net.get(name).cmd(cmd + " 2>&1; echo rc=$?").strip()
         if not out.endswith("rc=0"):
-            said = out.rsplit("rc=", 1)[0].strip()
-            raise NetError(f"host {qdisc.host}: `{cmd}` failed: {said}")
+            said = " ".join(out.rsplit("rc=", 1)[0].split())
+            raise NetError(f"host {name}: `{cmd}` failed" + (f": {said}" if said else ""))
 
     def _check_leftovers(self) -> None:
         names = [router_iface(p.name, q.port) for p in self.plans for q in p.ports]
@@ -165,7 +169,6 @@ class Network:
             )
 
     def _configure_host(self, name: str) -> None:
-        host = self.net.get(name)
         iface = host_iface(name)
         self.host_ifaces[name] = iface
         address, gateway = self.topo.host_address(name)
@@ -191,9 +194,7 @@ class Network:
                 f"burst {burst} limit {limit}"
             )
         for cmd in commands:
-            out = host.cmd(cmd + " >/dev/null 2>&1; echo rc=$?").strip()
-            if not out.endswith("rc=0"):
-                raise NetError(f"host {name}: `{cmd}` failed")
+            self._host_run(name, cmd)
         peer_iface = router_iface(router, port.port)
         _root(f"ethtool -K {peer_iface} rx off tx off sg off tso off gso off gro off")
         _root(f"sysctl -qw net.ipv6.conf.{peer_iface}.disable_ipv6=1", check=False)

@@ -589,3 +589,16 @@ def test_a_routers_netem_runs_in_the_root_namespace() -> None:
         _network(host)._add_netem(qdisc)
     assert str(e.value).startswith(f"`{qdisc.command()}` failed: ")
     assert "\n" not in str(e.value) and host.commands == []
+
+
+def test_a_host_command_that_fails_is_one_line_with_what_it_said() -> None:
+    host = _FakeHost("RTNETLINK answers: File exists\nsecond line\nrc=2")
+    net = _network(host)
+    name = net.topo.hosts[0]
+    with pytest.raises(NetError) as e:
+        net._configure_host(name)
+    assert str(e.value) == (
+        f"host {name}: `{host.commands[0].split(' 2>&1')[0]}` failed: "
+        "RTNETLINK answers: File exists second line"
+    )
+    assert len(host.commands) == 1
