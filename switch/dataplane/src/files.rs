@@ -13,7 +13,7 @@
 //! serving PacketOuts and the queues' departures, as a socket port would.
 
 use crate::pcap::{read_records, PcapWriter};
-use crate::{lock, now_us, Event, PortSpec, Shared, MAX_PORTS, NO_PORT};
+use crate::{lock, now_us, route_frames, Event, PortSpec, Shared, MAX_PORTS, NO_PORT};
 use engine::Frame;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -192,27 +192,24 @@ impl FileWorker {
         let wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as u64);
-        let mut unknown = 0;
-        for f in self.frames.drain(..) {
-            let i = self.index.get(f.port as usize).copied().unwrap_or(NO_PORT);
-            if i != NO_PORT {
-                let p = &mut self.ports[i as usize];
-                let counters = &self.shared.ports[i as usize].1;
+        let (ports, shared) = (&mut self.ports, &self.shared);
+        route_frames(
+            &mut self.frames,
+            &self.index,
+            self.cpu_port,
+            &self.shared,
+            &mut events,
+            |i, f| {
+                let p = &mut ports[i];
+                let counters = &shared.ports[i].1;
                 // Stamped with the wall clock when written, as BMv2 does.
                 match p.output.write(&f.data, wall) {
                     Ok(()) => counters.tx_packets.fetch_add(1, Relaxed),
                     Err(_) => counters.tx_errors.fetch_add(1, Relaxed),
                 };
                 p.written = true;
-            } else if Some(f.port) == self.cpu_port {
-                events.push(Event::PacketIn(f.data));
-            } else {
-                unknown += 1;
-            }
-        }
-        if unknown > 0 {
-            self.shared.unknown_port_drops.fetch_add(unknown, Relaxed);
-        }
+            },
+        );
         for (i, p) in self.ports.iter_mut().enumerate() {
             if std::mem::take(&mut p.written) && p.output.flush().is_err() {
                 self.shared.ports[i].1.tx_errors.fetch_add(1, Relaxed);

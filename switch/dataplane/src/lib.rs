@@ -140,6 +140,34 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Routes the engine's `frames`: one for a data port goes to `to_port` with
+/// the port's index in `Shared::ports`, one for the CPU port becomes a
+/// PacketIn in `events`, the rest count as unknown-port drops. Shared by the
+/// socket and the pcap-file workers.
+fn route_frames(
+    frames: &mut Vec<Frame>,
+    index: &[u16],
+    cpu_port: Option<u32>,
+    shared: &Shared,
+    events: &mut Vec<Event>,
+    mut to_port: impl FnMut(usize, Frame),
+) {
+    let mut unknown = 0;
+    for f in frames.drain(..) {
+        let i = index.get(f.port as usize).copied().unwrap_or(NO_PORT);
+        if i != NO_PORT {
+            to_port(i as usize, f);
+        } else if Some(f.port) == cpu_port {
+            events.push(Event::PacketIn(f.data));
+        } else {
+            unknown += 1;
+        }
+    }
+    if unknown > 0 {
+        shared.unknown_port_drops.fetch_add(unknown, Relaxed);
+    }
+}
+
 impl Shared {
     fn wake(&self) {
         let one: u64 = 1;
@@ -653,20 +681,15 @@ impl Worker {
     /// Sends the engine's frames out of their ports; controller-bound ones
     /// (and `events`) go to the event queue.
     fn dispatch(&mut self, mut events: Vec<Event>) {
-        let mut unknown = 0;
-        for f in self.frames.drain(..) {
-            let i = self.index.get(f.port as usize).copied().unwrap_or(NO_PORT);
-            if i != NO_PORT {
-                self.ports[i as usize].tx.push(f);
-            } else if Some(f.port) == self.cpu_port {
-                events.push(Event::PacketIn(f.data));
-            } else {
-                unknown += 1;
-            }
-        }
-        if unknown > 0 {
-            self.shared.unknown_port_drops.fetch_add(unknown, Relaxed);
-        }
+        let ports = &mut self.ports;
+        route_frames(
+            &mut self.frames,
+            &self.index,
+            self.cpu_port,
+            &self.shared,
+            &mut events,
+            |i, f| ports[i].tx.push(f),
+        );
         for (i, p) in self.ports.iter_mut().enumerate() {
             if p.tx.is_empty() {
                 if let Some((pin, _)) = &mut p.pcap {
