@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).parent
+from switch_process import daemon_env, stop_daemon
+
 CLI = shutil.which("simple_switch_CLI", path=str(Path(sys.executable).parent))
 PROMPT = "RuntimeCmd: "
 
@@ -26,8 +26,7 @@ class Switch:
 
     def __init__(self, program: Path, *extra: str) -> None:
         self.thrift_port = free_port()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+        env = daemon_env()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ratelab_switch.daemon", str(program),
              "--grpc-server-addr", "127.0.0.1:0", "--thrift-port", str(self.thrift_port),
@@ -62,12 +61,4 @@ class Switch:
         return [p.strip() for p in parts[1:-1]]
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        for s in (self.proc.stdout, self.proc.stderr):
-            if s is not None:
-                s.close()
+        stop_daemon(self.proc)

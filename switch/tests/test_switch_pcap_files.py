@@ -6,7 +6,6 @@ through. Needs the ratelab_engine extension (no root, no interfaces).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,8 +17,8 @@ import pytest
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
 from ratelab_switch.pcap import read_pcap, write_pcap
+from switch_process import daemon_env
 
-HERE = Path(__file__).parent
 NEW_SRC = bytes.fromhex("0200000000aa")
 
 _SM_FIELDS = [
@@ -86,8 +85,7 @@ def _eth(dst: int, payload: bytes) -> bytes:
 
 
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    env = daemon_env()
     return subprocess.Popen(
         [sys.executable, "-m", "ratelab_switch.daemon", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,

@@ -27,9 +27,8 @@ from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
 from ratelab_switch.pcap import read_pcap
 from switch_basic_program import BASIC_JSON, commit_routed, ipv4_packet
 from switch_client import StreamClient
+from switch_process import daemon_env
 from switch_veths import raw_socket, veth_pairs
-
-HERE = Path(__file__).parent
 
 
 def _ip(*args: str) -> None:
@@ -57,8 +56,7 @@ def test_daemon_forwards_between_interfaces_with_pcap_and_rate(
     veths: list[tuple[str, str]], tmp_path: Path
 ) -> None:
     (sw1, host1), (sw2, host2) = veths
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    env = daemon_env()
     proc = subprocess.Popen(
         [sys.executable, "-m", "ratelab_switch.daemon", str(BASIC_JSON),
          "-i", f"1@{sw1}", "-i", f"2@{sw2}", "--pcap", str(tmp_path),
@@ -255,8 +253,7 @@ def test_daemon_adds_the_link_delay_and_it_changes_at_run_time(
     from ratelab_switch import cli
 
     (sw1, host1), (sw2, host2) = veths
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    env = daemon_env()
     proc = subprocess.Popen(
         [sys.executable, "-m", "ratelab_switch.daemon", str(BASIC_JSON),
          "-i", f"1@{sw1}", "-i", f"2@{sw2}", "--grpc-server-addr", "127.0.0.1:0",

@@ -9,7 +9,6 @@ root (veth pairs) and the ratelab_engine extension.
 from __future__ import annotations
 
 import json
-import os
 import select
 import socket
 import subprocess
@@ -23,10 +22,9 @@ import pytest
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
 from switch_basic_program import BASIC_JSON, ipv4_packet
+from switch_process import daemon_env, stop_daemon
 from switch_thrift import free_port
 from switch_veths import raw_socket, veth_pairs
-
-HERE = Path(__file__).parent
 
 
 @pytest.fixture
@@ -66,8 +64,7 @@ def test_a_frame_sent_the_instant_a_control_port_accepts_comes_out(
 ) -> None:
     (sw1, host1), (sw2, host2) = veths
     grpc_port, thrift_port = free_port(), free_port()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    env = daemon_env()
     tx, rx = raw_socket(host1), raw_socket(host2)
     frame = ipv4_packet(bytes([10, 0, 2, 9]), payload=b"ratelab-first-frame")
     proc = subprocess.Popen(
@@ -90,11 +87,4 @@ def test_a_frame_sent_the_instant_a_control_port_accepts_comes_out(
     finally:
         tx.close()
         rx.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        stop_daemon(proc)

@@ -9,7 +9,6 @@ forward frames.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 
 pytest.importorskip("ratelab_engine", reason="the ratelab_engine extension is not built")
 
+from switch_process import daemon_env
 from switch_thrift import CLI, Switch
 
 HERE = Path(__file__).parent
@@ -443,8 +443,7 @@ def test_ratelab_switch_cli_works_with_the_json_alone_and_p4runtime_still_can_ta
     sw = Switch(DATA / "basic.json", "--device-id", "1")
     cli = [sys.executable, "-m", "ratelab_switch.cli", "--grpc-addr", f"127.0.0.1:{sw.grpc_port}",
            "--device-id", "1", "--thrift-port", str(sw.thrift_port)]  # fmt: skip
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), env.get("PYTHONPATH", "")])
+    env = daemon_env()
     try:
         done = subprocess.run(
             cli,
