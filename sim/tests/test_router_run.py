@@ -5,8 +5,7 @@ conserve packets and leave nothing behind (needs root, as CI runs)."""
 from __future__ import annotations
 
 import os
-import re
-import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -178,22 +177,16 @@ def test_bad_input_is_one_line_and_exit_2(
     assert len(err.splitlines()) == 1 and "Traceback" not in err
 
 
-def _ours() -> set[str]:
-    """Namespaces and links named after this test process (rl<pid>...)."""
-    prefix = f"rl{os.getpid()}"
-    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return {w for w in re.split(r"[\s:@]+", names + links) if w.startswith(prefix)}
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
 def test_short_run_conserves_packets_and_cleans_up(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    ours: Callable[[], set[str]],
 ) -> None:
     code = main(["--duration", "1.5", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert not _ours()
+    assert not ours()
     assert "ratelab router run" in out and "cache misses" in out
     # The switch's own losses are reported (none expected at these rates; not
     # asserted, as a starved CI machine may make the switch drop a few).

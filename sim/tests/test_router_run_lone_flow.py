@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,14 +46,6 @@ routes:
 """
 
 
-def _ours() -> set[str]:
-    """Namespaces and links named after this test process (rl<pid>...)."""
-    prefix = f"rl{os.getpid()}"
-    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    return {w for w in re.split(r"[\s:@]+", names + links) if w.startswith(prefix)}
-
-
 def test_bad_rbcc_rate_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--rbcc-rate", "fast"]) == 2
     err = capsys.readouterr().err.strip()
@@ -65,7 +56,9 @@ def test_bad_rbcc_rate_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (network namespaces)")
 def test_lone_flow_below_capacity_keeps_its_rate_live(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    ours: Callable[[], set[str]],
 ) -> None:
     config = tmp_path / "lone.yaml"
     config.write_text(LONE_SENDER)
@@ -74,7 +67,7 @@ def test_lone_flow_below_capacity_keeps_its_rate_live(
     code = main([*args, "--rbcc-rate", f"{DESIRED_BPS}bit", "--out", str(out_dir)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert not _ours()
+    assert not ours()
 
     (flow,) = json.loads((out_dir / "rbcc_send_sender1.json").read_text())["flows"]
     assert flow["desired_rate"] == DESIRED and flow["state"] == "closed", flow
