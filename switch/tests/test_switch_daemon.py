@@ -170,6 +170,24 @@ def test_a_thrift_port_given_and_taken_is_a_startup_error(
     assert "Server listening" not in capsys.readouterr().out
 
 
+def test_the_default_thrift_port_taken_is_a_warning_and_the_switch_serves(
+    program: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Several switches on one machine: only the first gets 9090, the others still run.
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        monkeypatch.setattr("ratelab_switch.daemon.DEFAULT_THRIFT_PORT", port)
+        opts = parse_options([program, "--grpc-server-addr", "127.0.0.1:0"])
+        stop = threading.Event()
+        stop.set()
+        run(opts, FakeEngine(), stop)
+    out, err = capsys.readouterr()
+    assert out.startswith("Server listening on 127.0.0.1:")
+    assert f"warning: no Thrift server: port {port} is taken" in err
+
+
 @pytest.fixture
 def daemon() -> Iterator[tuple[subprocess.Popen[str], int]]:
     env = dict(os.environ)
