@@ -15,7 +15,6 @@ from finsy.proto.p4.config.v1 import p4info_pb2 as p4i
 from finsy.proto.p4.v1 import p4runtime_pb2 as p4r
 from finsy.proto.p4.v1.p4runtime_pb2_grpc import P4RuntimeStub
 from ratelab_p4info import MatchKind
-from ratelab_switch.arbitration import to_uint128
 from ratelab_switch.device import Device
 from ratelab_switch.engine_api import ActionCall, EngineError, KeyField
 from ratelab_switch.engine_binding import RustEngine, _RxDropWatch
@@ -44,7 +43,16 @@ from switch_basic_program import (
     ipv4_packet,
     route,
 )
-from switch_client import INSERT, MODIFY, StreamClient, code, read, write, write_errors
+from switch_client import (
+    INSERT,
+    MODIFY,
+    StreamClient,
+    code,
+    commit_pipeline,
+    read,
+    write,
+    write_errors,
+)
 
 CPU_PORT = 64
 
@@ -84,14 +92,7 @@ def _primary_with(
     s = StreamClient(stub)
     s.arbitrate(10)
     assert s.get().arbitration.status.code == 0
-    req = p4r.SetForwardingPipelineConfigRequest(
-        device_id=1,
-        election_id=to_uint128(10),
-        action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-    )
-    req.config.p4info.CopyFrom(p4info)
-    req.config.p4_device_config = program
-    stub.SetForwardingPipelineConfig(req)
+    commit_pipeline(stub, p4info, program, device_id=1, election_id=10)
     try:
         yield s
     finally:

@@ -15,6 +15,7 @@ from switch_client import (
     MODIFY,
     StreamClient,
     code,
+    commit_pipeline,
     lpm_entry,
     read,
     read_batch,
@@ -313,7 +314,6 @@ def test_write_before_pipeline_is_failed_precondition(
 
 
 def test_rollback_atomicity_is_unimplemented(stub: P4RuntimeStub, primary: StreamClient) -> None:
-    from ratelab_switch.arbitration import to_uint128
 
     req = p4r.WriteRequest(
         device_id=1, election_id=to_uint128(10), atomicity=p4r.WriteRequest.ROLLBACK_ON_ERROR
@@ -453,14 +453,7 @@ def test_the_programs_own_entries_read_back_and_const_ones_stay(
     streams.append(s)
     s.arbitrate(10)
     s.get()
-    req = p4r.SetForwardingPipelineConfigRequest(
-        device_id=1,
-        election_id=to_uint128(10),
-        action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-    )
-    req.config.p4info.CopyFrom(p4info())
-    req.config.p4_device_config = bmv2_json()
-    stub.SetForwardingPipelineConfig(req)
+    commit_pipeline(stub, p4info(), bmv2_json(), device_id=1, election_id=10)
 
     [fixed] = read(stub, p4r.Entity(table_entry=p4r.TableEntry(table_id=T_CONST)))
     te = fixed.table_entry
