@@ -298,20 +298,27 @@ impl Ld {
                 };
                 let stack = self.stack(&l.get("value")?)?;
                 let idx = self.expr(&r, np)?;
-                if let Expr::Const(i) = idx {
-                    let hs = &self.p.stacks[stack as usize].headers;
-                    if i < 0 || i as usize >= hs.len() {
-                        return r.err(format!("stack index {i} out of range"));
-                    }
-                    return Ok(HdrRef::Static(hs[i as usize]));
-                }
-                Ok(HdrRef::Dyn {
-                    stack,
-                    idx: Box::new(idx),
-                })
+                self.stack_element(stack, idx, &r, "stack")
             }
             t => tj.err(format!("expected a header, got type {t:?}")),
         }
+    }
+
+    /// Element `idx` of header stack `stack`: a constant index is checked
+    /// against the stack's size (the error at `at` names `what` was indexed)
+    /// and resolved now; any other is resolved per packet.
+    fn stack_element(&self, stack: u32, idx: Expr, at: &J, what: &str) -> R<HdrRef> {
+        if let Expr::Const(i) = idx {
+            let hs = &self.p.stacks[stack as usize].headers;
+            if i < 0 || i as usize >= hs.len() {
+                return at.err(format!("{what} index {i} out of range"));
+            }
+            return Ok(HdrRef::Static(hs[i as usize]));
+        }
+        Ok(HdrRef::Dyn {
+            stack,
+            idx: Box::new(idx),
+        })
     }
 
     /// `access_union_header(dereference_union_stack(us, idx), m)`: member
@@ -326,17 +333,7 @@ impl Ld {
         let Some(&stack) = self.p.union_stacks[us as usize].members.get(m) else {
             return r.err(format!("union member offset {m} out of range"));
         };
-        if let Expr::Const(i) = idx {
-            let hs = &self.p.stacks[stack as usize].headers;
-            if i < 0 || i as usize >= hs.len() {
-                return l.err(format!("union stack index {i} out of range"));
-            }
-            return Ok(HdrRef::Static(hs[i as usize]));
-        }
-        Ok(HdrRef::Dyn {
-            stack,
-            idx: Box::new(idx),
-        })
+        self.stack_element(stack, idx, &l, "union stack")
     }
 
     /// `dereference_union_stack(us, idx)` (type-value object): the union
