@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from finsy.proto.p4.config.v1 import p4info_pb2, p4types_pb2
 from google.protobuf import json_format, text_format
@@ -49,6 +49,19 @@ class MatchFieldInfo:
     kind: MatchKind
 
 
+class _HasId(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+_Item = TypeVar("_Item", bound=_HasId)
+
+
+def _with_id(items: tuple[_Item, ...], ident: int) -> _Item | None:
+    """The member of a short tuple (params, match fields, action refs) with id `ident`."""
+    return next((item for item in items if item.id == ident), None)
+
+
 @dataclass(frozen=True)
 class ParamInfo:
     id: int
@@ -63,10 +76,7 @@ class ActionInfo:
     params: tuple[ParamInfo, ...]
 
     def param(self, param_id: int) -> ParamInfo | None:
-        for p in self.params:
-            if p.id == param_id:
-                return p
-        return None
+        return _with_id(self.params, param_id)
 
 
 @dataclass(frozen=True)
@@ -98,16 +108,10 @@ class TableInfo:
         )
 
     def match_field(self, field_id: int) -> MatchFieldInfo | None:
-        for f in self.match_fields:
-            if f.id == field_id:
-                return f
-        return None
+        return _with_id(self.match_fields, field_id)
 
     def action_ref(self, action_id: int) -> ActionRefInfo | None:
-        for a in self.action_refs:
-            if a.id == action_id:
-                return a
-        return None
+        return _with_id(self.action_refs, action_id)
 
 
 @dataclass(frozen=True)
