@@ -1,6 +1,7 @@
 """Hypothesis profiles for the property and fuzz tests (test_fuzz_*.py).
 
-`quick` (the default, `make test`) runs few examples per test; `fuzz` (`make fuzz`)
+`quick` (the default, `make test`) runs RATELAB_QUICK_CASES examples per test
+(default 25); `fuzz` (`make fuzz`)
 runs RATELAB_FUZZ_CASES of them (default 2000). Choose with RATELAB_FUZZ_PROFILE or
 pytest's --hypothesis-profile.
 """
