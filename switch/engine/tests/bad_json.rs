@@ -74,6 +74,13 @@ fn errors_name_their_path() {
             "pipelines[0].conditionals[0].true_next: unknown table or conditional \"ghost\"",
         ),
         (
+            Box::new(|v| {
+                v["header_stacks"] = json!([{"name": "st", "id": 0, "header_type": "ethernet_t",
+                                             "size": 1, "header_ids": [3, 77]}])
+            }),
+            "header_stacks[0].header_ids[1]: unknown header id 77",
+        ),
+        (
             Box::new(|v| v["pipelines"][0]["tables"][0]["default_entry"]["action_id"] = json!(99)),
             "pipelines[0].tables[0].default_entry.action_id: unknown action id 99",
         ),

@@ -149,6 +149,20 @@ pub(crate) fn load(text: &str) -> Result<Program, LoadError> {
     Ok(ld.p)
 }
 
+/// The indices a list of JSON ids (`list`) stands for in `by_id`; an unknown
+/// one is an error naming `what` it should be the id of.
+fn ids(list: &J, by_id: &HashMap<u64, u32>, what: &str) -> R<Vec<u32>> {
+    let mut out = Vec::new();
+    for j in list.arr()? {
+        let id = j.u64()?;
+        match by_id.get(&id) {
+            Some(&i) => out.push(i),
+            None => return j.err(format!("unknown {what} id {id}")),
+        }
+    }
+    Ok(out)
+}
+
 fn unique<T>(map: &mut HashMap<String, T>, name: &str, v: T, j: &J) -> R<()> {
     if map.insert(name.to_string(), v).is_some() {
         return j.err(format!("duplicate name {name:?}"));
@@ -307,14 +321,7 @@ impl Ld {
         }
         for s in root.opt_arr("header_stacks")? {
             let name = s.name()?.to_string();
-            let mut headers = Vec::new();
-            for hid in s.get("header_ids")?.arr()? {
-                let id = hid.u64()?;
-                match by_id.get(&id) {
-                    Some(&h) => headers.push(h),
-                    None => return hid.err(format!("unknown header id {id}")),
-                }
-            }
+            let headers = ids(&s.get("header_ids")?, &by_id, "header")?;
             if headers.is_empty() {
                 return s
                     .get("header_ids")?
@@ -347,17 +354,10 @@ impl Ld {
         for u in root.opt_arr("header_unions")? {
             let name = u.name()?.to_string();
             union_by_id.insert(u.get("id")?.u64()?, self.p.unions.len() as u32);
-            let mut headers = Vec::new();
             let idx = self.p.unions.len() as u32;
-            for hid in u.get("header_ids")?.arr()? {
-                let id = hid.u64()?;
-                match by_id.get(&id) {
-                    Some(&h) => {
-                        self.p.headers[h as usize].union = Some(idx);
-                        headers.push(h)
-                    }
-                    None => return hid.err(format!("unknown header id {id}")),
-                }
+            let headers = ids(&u.get("header_ids")?, &by_id, "header")?;
+            for &h in &headers {
+                self.p.headers[h as usize].union = Some(idx);
             }
             unique(&mut self.union_by_name, &name, idx, &u)?;
             self.p.unions.push(UnionInfo { headers });
@@ -381,14 +381,7 @@ impl Ld {
     /// union type, sharing one next-index counter.
     fn load_union_stack(&mut self, us: &J, union_by_id: &HashMap<u64, u32>) -> R<()> {
         let name = us.name()?.to_string();
-        let mut unions = Vec::new();
-        for uid in us.get("header_union_ids")?.arr()? {
-            let id = uid.u64()?;
-            match union_by_id.get(&id) {
-                Some(&u) => unions.push(u),
-                None => return uid.err(format!("unknown header union id {id}")),
-            }
-        }
+        let unions = ids(&us.get("header_union_ids")?, union_by_id, "header union")?;
         let Some(&u0) = unions.first() else {
             return us
                 .get("header_union_ids")?
