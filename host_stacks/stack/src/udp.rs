@@ -1,10 +1,19 @@
-//! UDP traffic, sans-IO: sources (constant bit rate, Poisson with a seeded
-//! generator, on-off) and a sink that counts loss, duplicates, reordering
-//! and one-way delay. Datagrams are real UDP (header and checksum over the
-//! IPv4 pseudo-header); the payload starts with a 16-byte probe header (u64
-//! sequence number, u64 send time in nanoseconds, big-endian).
+//! UDP traffic, sans-IO: sources (constant bit rate or Poisson with a seeded
+//! generator, either one optionally on-off) and a sink that counts loss,
+//! duplicates, reordering and one-way delay. Datagrams are real UDP (header
+//! and checksum over the IPv4 pseudo-header); the payload starts with a
+//! 20-byte probe header ([`Probe`]: u32 flow id, u64 sequence number, u64
+//! send time in nanoseconds, big-endian), then zeros. A live driver whose
+//! kernel makes the UDP header uses the payload-only calls
+//! ([`UdpSource::poll_payload`], [`UdpSink::handle_payload`]).
 //!
 //! Rates count whole IPv4 packets: payload + 8 bytes UDP + 20 bytes IPv4.
+//!
+//! Schedules run in "active time" (time spent in on-periods), mapped to real
+//! time as `start + (v / on) * (on + off) + v % on` (without on-off, active
+//! time is real time). Packet k of a CBR source is at active time
+//! `ceil(k * bits * 10^9 / rate)` ns, exactly; a Poisson source adds
+//! exponential gaps of the mean interval, the first one before packet 0.
 
 use crate::rng::Pcg32;
 use crate::tcp::{Endpoint, Transmit};
@@ -13,23 +22,55 @@ use crate::{Nanos, SECONDS};
 use std::fmt;
 
 /// The probe header at the start of every payload.
-pub const PROBE_HEADER: usize = 16;
+pub const PROBE_HEADER: usize = 20;
 /// UDP and IPv4 header bytes counted in the rate.
 pub const OVERHEAD: usize = UDP_HEADER_LEN + 20;
+/// The largest payload (an IPv4 total length of 65535).
+pub const MAX_PAYLOAD: usize = 65_535 - OVERHEAD;
 
-/// When a source sends.
+/// The probe header: which flow, which packet, when it was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    pub flow_id: u32,
+    pub seq: u64,
+    pub sent_at: Nanos,
+}
+
+impl Probe {
+    /// Write the header into the first [`PROBE_HEADER`] bytes of `out`
+    /// (which must be at least that long).
+    pub fn write(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.flow_id.to_be_bytes());
+        out[4..12].copy_from_slice(&self.seq.to_be_bytes());
+        out[12..20].copy_from_slice(&self.sent_at.to_be_bytes());
+    }
+
+    /// The header at the start of `payload` (None: too short).
+    pub fn parse(payload: &[u8]) -> Option<Probe> {
+        let h = payload.get(..PROBE_HEADER)?;
+        let be64 = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
+        Some(Probe {
+            flow_id: u32::from_be_bytes(h[0..4].try_into().expect("4 bytes")),
+            seq: be64(&h[4..12]),
+            sent_at: be64(&h[12..20]),
+        })
+    }
+}
+
+/// How the gaps between packets are drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pattern {
     /// Evenly spaced packets.
     Cbr { rate_bps: u64 },
     /// Exponential gaps with the mean of the rate (seeded).
     Poisson { rate_bps: u64, seed: u64 },
-    /// Constant rate for `on`, silent for `off`, repeating.
-    OnOff {
-        rate_bps: u64,
-        on: Nanos,
-        off: Nanos,
-    },
+}
+
+/// Send for `on`, stay silent for `off`, repeating (active time only runs while on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnOff {
+    pub on: Nanos,
+    pub off: Nanos,
 }
 
 /// A UDP source's settings.
@@ -37,9 +78,12 @@ pub enum Pattern {
 pub struct SourceConfig {
     pub local: Endpoint,
     pub remote: Endpoint,
+    /// Carried in every probe header, so one sink tells flows apart.
+    pub flow_id: u32,
     /// Payload bytes per datagram (at least the probe header).
     pub size: usize,
     pub pattern: Pattern,
+    pub on_off: Option<OnOff>,
     /// Stop after this many packets.
     pub count: Option<u64>,
     /// Stop this long after the start.
@@ -67,6 +111,10 @@ pub struct UdpSource {
     cfg: SourceConfig,
     rng: Pcg32,
     start: Nanos,
+    /// Bits of one packet on the IPv4 link.
+    bits: u64,
+    /// Active time of the next packet (Poisson: the running sum of gaps).
+    active: Nanos,
     next_at: Option<Nanos>,
     sent: u64,
     bytes: u64,
@@ -76,60 +124,76 @@ impl UdpSource {
     /// A source starting at `now`.
     pub fn new(cfg: SourceConfig, now: Nanos) -> Result<UdpSource, UdpConfigError> {
         let bad = |field, message: String| Err(UdpConfigError { field, message });
-        if cfg.size < PROBE_HEADER || cfg.size > 65_507 {
+        if cfg.size < PROBE_HEADER || cfg.size > MAX_PAYLOAD {
             return bad(
                 "size",
-                format!("must be {PROBE_HEADER} to 65507 bytes, got {}", cfg.size),
+                format!(
+                    "must be {PROBE_HEADER} to {MAX_PAYLOAD} bytes, got {}",
+                    cfg.size
+                ),
             );
         }
         let (rate, seed) = match cfg.pattern {
             Pattern::Cbr { rate_bps } => (rate_bps, 0),
             Pattern::Poisson { rate_bps, seed } => (rate_bps, seed),
-            Pattern::OnOff { rate_bps, on, .. } => {
-                if on == 0 {
-                    return bad("on", "must be above 0".to_string());
-                }
-                (rate_bps, 0)
-            }
         };
         if rate == 0 || rate > 1_000_000_000_000 {
             return bad("rate", format!("must be 1 b/s to 1 Tb/s, got {rate}"));
+        }
+        if cfg.on_off.is_some_and(|o| o.on == 0) {
+            return bad("on", "must be above 0".to_string());
         }
         let mut s = UdpSource {
             cfg,
             rng: Pcg32::new(seed, 0x75_6470),
             start: now,
-            next_at: Some(now),
+            bits: ((cfg.size + OVERHEAD) * 8) as u64,
+            active: 0,
+            next_at: None,
             sent: 0,
             bytes: 0,
         };
-        if let Pattern::Poisson { .. } = cfg.pattern {
-            s.next_at = Some(now + s.gap());
-        }
+        s.schedule();
         Ok(s)
     }
 
     fn rate(&self) -> u64 {
         match self.cfg.pattern {
-            Pattern::Cbr { rate_bps }
-            | Pattern::Poisson { rate_bps, .. }
-            | Pattern::OnOff { rate_bps, .. } => rate_bps,
+            Pattern::Cbr { rate_bps } | Pattern::Poisson { rate_bps, .. } => rate_bps,
         }
     }
 
-    /// Mean gap between packets at the rate.
-    fn interval(&self) -> f64 {
-        ((self.cfg.size + OVERHEAD) * 8) as f64 * SECONDS as f64 / self.rate() as f64
-    }
-
-    fn gap(&mut self) -> Nanos {
-        match self.cfg.pattern {
-            Pattern::Poisson { .. } => {
-                let m = self.interval();
-                self.rng.exponential(m).round() as Nanos
+    /// Set `next_at` for packet number `sent` (None: the source is done).
+    fn schedule(&mut self) {
+        if self.cfg.count.is_some_and(|c| self.sent >= c) {
+            self.next_at = None;
+            return;
+        }
+        self.active = match self.cfg.pattern {
+            Pattern::Cbr { rate_bps } => {
+                let exact = self.sent as u128 * self.bits as u128 * SECONDS as u128;
+                exact.div_ceil(rate_bps as u128).min(Nanos::MAX as u128) as Nanos
             }
-            _ => 0,
-        }
+            Pattern::Poisson { rate_bps, .. } => {
+                let mean = self.bits as f64 * SECONDS as f64 / rate_bps as f64;
+                let gap = self.rng.exponential(mean).round() as Nanos;
+                self.active.saturating_add(gap)
+            }
+        };
+        let offset = match self.cfg.on_off {
+            Some(OnOff { on, off }) => {
+                let cycles = self.active / on;
+                cycles
+                    .saturating_mul(on.saturating_add(off))
+                    .saturating_add(self.active % on)
+            }
+            None => self.active,
+        };
+        let at = self.start.saturating_add(offset);
+        self.next_at = match self.cfg.duration {
+            Some(d) if offset >= d => None,
+            _ => Some(at),
+        };
     }
 
     /// Packets and payload bytes sent.
@@ -137,51 +201,60 @@ impl UdpSource {
         (self.sent, self.bytes)
     }
 
+    /// The settings.
+    pub fn config(&self) -> &SourceConfig {
+        &self.cfg
+    }
+
+    /// The configured rate in bits per second of IPv4 packets.
+    pub fn rate_bps(&self) -> u64 {
+        self.rate()
+    }
+
     /// When the next datagram is due (None: finished).
     pub fn poll_at(&self) -> Option<Nanos> {
         self.next_at
     }
 
-    /// Write the next datagram into `buf` if one is due at `now`.
-    pub fn poll_transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<Transmit> {
+    /// Write the next payload (probe header, then zeros) into `buf` if one
+    /// is due at `now`; returns its length. For drivers whose kernel adds
+    /// the UDP header. Nothing is written when `buf` is too small.
+    pub fn poll_payload(&mut self, now: Nanos, buf: &mut [u8]) -> Option<usize> {
         let due = self.next_at?;
-        if now < due {
-            return None;
-        }
-        if self.cfg.count.is_some_and(|c| self.sent >= c)
-            || self.cfg.duration.is_some_and(|d| due >= self.start + d)
-        {
-            self.next_at = None;
-            return None;
-        }
         let size = self.cfg.size;
-        let body = buf.get_mut(UDP_HEADER_LEN..UDP_HEADER_LEN + size)?;
-        body[..8].copy_from_slice(&self.sent.to_be_bytes());
-        body[8..16].copy_from_slice(&now.to_be_bytes());
-        body[16..].fill(0);
+        if now < due || buf.len() < size {
+            return None;
+        }
+        let body = &mut buf[..size];
+        Probe {
+            flow_id: self.cfg.flow_id,
+            seq: self.sent,
+            sent_at: now,
+        }
+        .write(body);
+        body[PROBE_HEADER..].fill(0);
+        self.sent += 1;
+        self.bytes += size as u64;
+        // Next time from the schedule, not from `now`, so a late caller
+        // does not lower the rate.
+        self.schedule();
+        Some(size)
+    }
+
+    /// Write the next datagram (UDP header and payload) into `buf` if one is due at `now`.
+    pub fn poll_transmit(&mut self, now: Nanos, buf: &mut [u8]) -> Option<Transmit> {
+        let size = self.cfg.size;
+        if buf.len() < UDP_HEADER_LEN + size {
+            return None;
+        }
+        self.poll_payload(now, &mut buf[UDP_HEADER_LEN..])?;
         let h = UdpHeader {
             src_port: self.cfg.local.port,
             dst_port: self.cfg.remote.port,
         };
-        let len =
-            wire::finish_udp(&h, self.cfg.local.addr, self.cfg.remote.addr, buf, size).ok()?;
-        self.sent += 1;
-        self.bytes += size as u64;
-        // Next time: from the schedule, not from `now`, so a late caller
-        // does not lower the rate.
-        self.next_at = Some(match self.cfg.pattern {
-            Pattern::Cbr { .. } => {
-                self.start + (self.sent as f64 * self.interval()).round() as Nanos
-            }
-            Pattern::Poisson { .. } => due + self.gap(),
-            Pattern::OnOff { on, off, .. } => {
-                let k = self.sent;
-                // Packets per on period, then skip the off time.
-                let per_on = ((on as f64 / self.interval()).ceil() as u64).max(1);
-                let period = (k / per_on) * (on + off);
-                self.start + period + ((k % per_on) as f64 * self.interval()).round() as Nanos
-            }
-        });
+        // Cannot fail: the buffer holds the datagram and size <= MAX_PAYLOAD.
+        let len = wire::finish_udp(&h, self.cfg.local.addr, self.cfg.remote.addr, buf, size)
+            .expect("room checked above");
         Some(Transmit {
             len,
             src: self.cfg.local.addr,
@@ -234,19 +307,26 @@ impl UdpSink {
 
     /// A datagram (IPv4 payload) from `src` arrived at `now`.
     pub fn handle_datagram(&mut self, now: Nanos, src: [u8; 4], bytes: &[u8]) {
-        let Ok((h, payload)) = wire::parse_udp(bytes, src, self.local.addr) else {
-            self.malformed += 1;
-            return;
-        };
-        if h.dst_port != self.local.port || payload.len() < PROBE_HEADER {
-            self.malformed += 1;
-            return;
+        match wire::parse_udp(bytes, src, self.local.addr) {
+            Ok((h, payload)) if h.dst_port == self.local.port => self.handle_payload(now, payload),
+            _ => self.malformed += 1,
         }
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&payload[..8]);
-        let s = u64::from_be_bytes(b);
-        b.copy_from_slice(&payload[8..16]);
-        let sent_at = u64::from_be_bytes(b);
+    }
+
+    /// A UDP payload arrived at `now` (for drivers whose kernel took the
+    /// UDP header off); one shorter than the probe header is malformed.
+    pub fn handle_payload(&mut self, now: Nanos, payload: &[u8]) {
+        match Probe::parse(payload) {
+            Some(probe) => self.record(now, probe, payload.len()),
+            None => self.malformed += 1,
+        }
+    }
+
+    /// Count a probe of `len` payload bytes that arrived at `now` (its flow
+    /// id is not checked: a sink that serves many flows keeps one
+    /// `UdpSink` per flow and routes by [`Probe::flow_id`]).
+    pub fn record(&mut self, now: Nanos, probe: Probe, len: usize) {
+        let (s, sent_at) = (probe.seq, probe.sent_at);
         match self.highest {
             Some(hi) if s <= hi => {
                 if hi - s >= DUP_WINDOW {
@@ -278,10 +358,15 @@ impl UdpSink {
             }
         }
         self.received += 1;
-        self.bytes += payload.len() as u64;
+        self.bytes += len as u64;
         self.first_at.get_or_insert(now);
         self.last_at = Some(now);
         self.delay.add(now.saturating_sub(sent_at));
+    }
+
+    /// The highest sequence number received (None: nothing yet).
+    pub fn highest(&self) -> Option<u64> {
+        self.highest
     }
 
     /// Packets missing: numbers up to the highest seen that never arrived.
@@ -310,20 +395,24 @@ mod tests {
         addr: [10, 0, 0, 2],
         port: 9001,
     };
+    /// 1000-byte payload = 1028 bytes on IPv4 = 8224 bits; at 8.224 Mb/s one per ms.
+    const ONE_PER_MS: u64 = 8_224_000;
+
+    fn config(pattern: Pattern, size: usize) -> SourceConfig {
+        SourceConfig {
+            local: SRC,
+            remote: DST,
+            flow_id: 5,
+            size,
+            pattern,
+            on_off: None,
+            count: None,
+            duration: None,
+        }
+    }
 
     fn source(pattern: Pattern, size: usize) -> UdpSource {
-        UdpSource::new(
-            SourceConfig {
-                local: SRC,
-                remote: DST,
-                size,
-                pattern,
-                count: None,
-                duration: None,
-            },
-            0,
-        )
-        .unwrap()
+        UdpSource::new(config(pattern, size), 0).unwrap()
     }
 
     /// Run a source until `until`, returning send times; every datagram goes to `sink`.
@@ -344,10 +433,9 @@ mod tests {
 
     #[test]
     fn cbr_spacing_is_exact() {
-        // 1000-byte payload = 1028 bytes on IPv4 = 8224 bits; at 8.224 Mb/s one per ms.
         let mut s = source(
             Pattern::Cbr {
-                rate_bps: 8_224_000,
+                rate_bps: ONE_PER_MS,
             },
             1000,
         );
@@ -366,9 +454,30 @@ mod tests {
     }
 
     #[test]
+    fn cbr_departures_round_up_without_drift() {
+        // 100-byte payload = 1024 bits on IPv4; at 3 Mb/s a packet every
+        // 341,333.33 ns: departures are ceil(k * 1024e9 / 3e6), no drift.
+        let mut s = UdpSource::new(
+            config(
+                Pattern::Cbr {
+                    rate_bps: 3_000_000,
+                },
+                100,
+            ),
+            7,
+        )
+        .unwrap();
+        let times = drive(&mut s, &mut UdpSink::new(DST), 7 + SECONDS);
+        assert_eq!(times.len(), 2930);
+        for (k, &t) in times.iter().enumerate() {
+            assert_eq!(t, 7 + (k as u64 * 1024 * SECONDS).div_ceil(3_000_000));
+        }
+    }
+
+    #[test]
     fn poisson_rate_and_seed() {
         let p = Pattern::Poisson {
-            rate_bps: 8_224_000,
+            rate_bps: ONE_PER_MS,
             seed: 7,
         };
         let mut s = source(p, 1000);
@@ -384,16 +493,30 @@ mod tests {
         let mut again = source(p, 1000);
         let same = drive(&mut again, &mut UdpSink::new(DST), 20 * SECONDS);
         assert_eq!(times, same, "same seed, same schedule");
+        let other = Pattern::Poisson {
+            rate_bps: ONE_PER_MS,
+            seed: 8,
+        };
+        let differs = drive(&mut source(other, 1000), &mut UdpSink::new(DST), SECONDS);
+        assert_ne!(
+            times[..differs.len().min(100)],
+            differs[..differs.len().min(100)]
+        );
     }
 
     #[test]
     fn on_off_is_silent_while_off() {
-        let p = Pattern::OnOff {
-            rate_bps: 8_224_000,
+        let mut cfg = config(
+            Pattern::Cbr {
+                rate_bps: ONE_PER_MS,
+            },
+            1000,
+        );
+        cfg.on_off = Some(OnOff {
             on: SECONDS,
             off: 5 * SECONDS,
-        };
-        let mut s = source(p, 1000);
+        });
+        let mut s = UdpSource::new(cfg, 0).unwrap();
         let times = drive(&mut s, &mut UdpSink::new(DST), 13 * SECONDS);
         assert_eq!(times.len(), 3000);
         assert!(
@@ -403,31 +526,96 @@ mod tests {
     }
 
     #[test]
-    fn count_and_duration_stop_the_source() {
-        let mut s = UdpSource::new(
-            SourceConfig {
-                local: SRC,
-                remote: DST,
-                size: 100,
-                pattern: Pattern::Cbr {
-                    rate_bps: 1_000_000,
-                },
-                count: Some(10),
-                duration: None,
+    fn poisson_on_off_stays_inside_on_periods() {
+        let mut cfg = config(
+            Pattern::Poisson {
+                rate_bps: ONE_PER_MS,
+                seed: 3,
             },
-            0,
-        )
-        .unwrap();
+            1000,
+        );
+        cfg.on_off = Some(OnOff {
+            on: SECONDS,
+            off: 5 * SECONDS,
+        });
+        cfg.duration = Some(12 * SECONDS);
+        let mut s = UdpSource::new(cfg, 0).unwrap();
+        let times = drive(&mut s, &mut UdpSink::new(DST), 100 * SECONDS);
+        assert_eq!(s.poll_at(), None, "the duration ended it");
+        // Two on-periods of about 1000 packets each.
+        assert!((times.len() as i64 - 2000).abs() < 200, "{}", times.len());
+        assert!(times.iter().all(|&t| t % (6 * SECONDS) < SECONDS));
+        assert!(times.iter().any(|&t| t >= 6 * SECONDS));
+    }
+
+    #[test]
+    fn count_and_duration_stop_the_source() {
+        let mut cfg = config(
+            Pattern::Cbr {
+                rate_bps: 1_000_000,
+            },
+            100,
+        );
+        cfg.count = Some(10);
+        let mut s = UdpSource::new(cfg, 0).unwrap();
         let times = drive(&mut s, &mut UdpSink::new(DST), 100 * SECONDS);
         assert_eq!(times.len(), 10);
         assert_eq!(s.poll_at(), None);
+        // 1 ms apart for 10.5 ms: packets at 0..=10 ms, and done right after the last.
+        let mut cfg = config(
+            Pattern::Cbr {
+                rate_bps: ONE_PER_MS,
+            },
+            1000,
+        );
+        cfg.duration = Some(10 * MILLIS + MILLIS / 2);
+        let mut s = UdpSource::new(cfg, SECONDS).unwrap();
+        let times = drive(&mut s, &mut UdpSink::new(DST), 100 * SECONDS);
+        assert_eq!(times.len(), 11);
+        assert_eq!(s.poll_at(), None);
+    }
+
+    #[test]
+    fn payloads_carry_flow_sequence_and_send_time() {
+        let mut s = source(
+            Pattern::Cbr {
+                rate_bps: ONE_PER_MS,
+            },
+            1000,
+        );
+        let mut buf = [0xffu8; 1000];
+        assert_eq!(s.poll_payload(0, &mut buf[..999]), None, "too small");
+        assert_eq!(s.sent(), (0, 0));
+        assert_eq!(s.poll_payload(3, &mut buf), Some(1000));
+        assert_eq!(s.poll_payload(4, &mut buf), None, "next one is at 1 ms");
+        assert_eq!(
+            Probe::parse(&buf),
+            Some(Probe {
+                flow_id: 5,
+                seq: 0,
+                sent_at: 3
+            })
+        );
+        assert!(buf[PROBE_HEADER..].iter().all(|&b| b == 0));
+        assert_eq!(s.poll_payload(MILLIS + 9, &mut buf), Some(1000));
+        assert_eq!(
+            Probe::parse(&buf).map(|p| (p.seq, p.sent_at)),
+            Some((1, MILLIS + 9))
+        );
+        assert_eq!(Probe::parse(&buf[..PROBE_HEADER - 1]), None);
+        let mut sink = UdpSink::new(DST);
+        sink.handle_payload(2 * MILLIS, &buf);
+        sink.handle_payload(2 * MILLIS, &buf[..PROBE_HEADER - 1]);
+        assert_eq!((sink.received, sink.bytes, sink.malformed), (1, 1000, 1));
+        assert_eq!(sink.highest(), Some(1));
+        assert_eq!(sink.delay.min, MILLIS - 9);
     }
 
     #[test]
     fn sink_counts_loss_duplicates_reordering_and_garbage() {
         let mut s = source(
             Pattern::Cbr {
-                rate_bps: 8_224_000,
+                rate_bps: ONE_PER_MS,
             },
             1000,
         );
@@ -455,14 +643,12 @@ mod tests {
 
     #[test]
     fn bad_settings_name_the_field() {
-        let mut c = SourceConfig {
-            local: SRC,
-            remote: DST,
-            size: 8,
-            pattern: Pattern::Cbr { rate_bps: 1 },
-            count: None,
-            duration: None,
-        };
+        let mut c = config(Pattern::Cbr { rate_bps: 1 }, PROBE_HEADER - 1);
+        assert!(UdpSource::new(c, 0)
+            .unwrap_err()
+            .to_string()
+            .starts_with("size: "));
+        c.size = MAX_PAYLOAD + 1;
         assert!(UdpSource::new(c, 0)
             .unwrap_err()
             .to_string()
@@ -473,5 +659,11 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("rate: "));
+        c.pattern = Pattern::Cbr { rate_bps: 1 };
+        c.on_off = Some(OnOff { on: 0, off: 1 });
+        assert!(UdpSource::new(c, 0)
+            .unwrap_err()
+            .to_string()
+            .starts_with("on: "));
     }
 }
