@@ -44,7 +44,7 @@ from ratelab_net.delays import (
 from ratelab_net.network import NetError, Network, import_mininet, link_delays
 from ratelab_net.results import balance, flow_result, render, summarize
 from ratelab_net.routers import RouterPlan, plan_routers
-from ratelab_net.topology import Topology, load_variants
+from ratelab_net.topology import Flow, Topology, load_variants
 from ratelab_net.traffic import TrafficError, TrafficRun, plan_commands
 
 PROG = "ratelab-net"
@@ -121,8 +121,40 @@ def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") 
     for host in topo.hosts:
         address, gateway = topo.host_address(host)
         lines.append(f"{host}: {address}/24 via {gateway} ({topo.host_link(host)[1]})")
+    lines += [_flow_line(topo, f) for f in topo.flows]
     lines += [f"netem ({q.direction}): {q.command()}" for q in netem]
     return lines
+
+
+def _knob(value: float | bool | None, seconds: bool) -> str:
+    if value is None:
+        return "default"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}s" if seconds else str(value)
+
+
+def _flow_line(topo: Topology, flow: Flow) -> str:
+    """A flow as `check` prints it: route, transport and, for TCP, the stack and
+    every knob (the stack's default where the file gives none)."""
+    window = f"{flow.start_s:g}-{flow.stop_s:g} s"
+    line = f"flow {flow.name}: {flow.src} -> {flow.dst}, {flow.transport}"
+    tcp = flow.tcp
+    if tcp is None:
+        return f"{line}, {window}"
+    line += f" {flow.cc} {flow.pattern}, {tcp.stack} stack"
+    if tcp.stack == "ratelab":
+        knobs = {
+            "iw": tcp.iw,
+            "initial_rto": tcp.initial_rto_s,
+            "min_rto": tcp.min_rto_s,
+            "sack": tcp.sack,
+            "delayed_ack": tcp.delayed_ack,
+            "prr": tcp.prr,
+        }
+        shown = ", ".join(f"{k} {_knob(v, k.endswith('rto'))}" for k, v in knobs.items())
+        line += f" from {topo.stack_address(flow.src)}: {shown}"
+    return f"{line}, {window}"
 
 
 def _load(args: argparse.Namespace) -> list[tuple[str | None, Topology, list[RouterPlan]]]:

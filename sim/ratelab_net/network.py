@@ -178,6 +178,10 @@ class Network:
         commands = [
             "sysctl -qw net.ipv6.conf.all.disable_ipv6=1",
             "sysctl -qw net.ipv6.conf.default.disable_ipv6=1",
+            # Segments to a ratelab-stack flow's address (Topology.stack_address) reach
+            # this kernel too: not its address and no forwarding, so it drops them
+            # silently (no RST, no ICMP redirect) and the stack's raw socket has them.
+            "sysctl -qw net.ipv4.ip_forward=0",
             f"ip link set dev {iface} address {host_mac(self.topo, name)}",
             f"ip addr add {address}/24 dev {iface}",
             f"ip route add default via {gateway} dev {iface}",

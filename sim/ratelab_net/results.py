@@ -7,6 +7,7 @@ network.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from ratelab_net.topology import Flow, Topology
 
 _PING_LINE = re.compile(r"^\[(?P<t>[0-9.]+)\].*icmp_seq=(?P<seq>\d+).*time=(?P<rtt>[0-9.]+) ms")
 Q16 = 1 << 16
+NO_RATE = 0xFFFFFFFF  # an rbcc sender's return_rate before its first ACK
 
 
 @dataclass
@@ -35,6 +37,26 @@ class FlowResult:
     sent: int | None = None  # packets (ping, udp) or segments
     received: int | None = None
     note: str = ""
+    stack: str | None = None  # tcp: "kernel" or "ratelab"
+    rtos: int | None = None  # ratelab stack: retransmission timeouts ...
+    spurious_rtos: int | None = None  # ... and those its timestamps showed needless
+    rates: list[RateChange] = field(default_factory=list)  # rbcc: over time
+
+
+@dataclass(frozen=True)
+class RateChange:
+    """An rbcc sender's rate from `t_s` on (bytes/s): what it sends at, what the
+    routers echoed, and which router set the echoed rate (0: none)."""
+
+    t_s: float
+    rate: int
+    return_rate: int | None  # None: no ACK yet (0xFFFFFFFF on the wire)
+    bottle_node: int
+
+    @property
+    def bottle_router(self) -> str:
+        """The router id that set the echoed rate, dotted (its router_id), or "-"."""
+        return str(ipaddress.IPv4Address(self.bottle_node)) if self.bottle_node else "-"
 
 
 def parse_ping(text: str) -> tuple[list[tuple[float, float]], int, int]:
@@ -77,9 +99,10 @@ def flow_result(flow: Flow, out: Path) -> FlowResult:
     r.retransmissions = f.get("retransmissions")
     if flow.transport == "tcp":
         r.goodput_bps = f.get("goodput_bps")
-        t0 = None
+        r.stack = flow.tcp.stack if flow.tcp else "kernel"
+        if r.stack == "ratelab":
+            r.rtos, r.spurious_rtos = f.get("rtos"), f.get("spurious_rtos")
         for s in f.get("samples", []):
-            t0 = s["t_s"] if t0 is None else t0
             if s.get("rtt_us"):
                 r.rtt_ms.append((s["t_s"], s["rtt_us"] / 1000))
             if s.get("snd_cwnd") is not None:
@@ -88,8 +111,19 @@ def flow_result(flow: Flow, out: Path) -> FlowResult:
     elif flow.transport == "rbcc":
         r.goodput_bps = f.get("goodput_bps")
         r.sent, r.received = f.get("segments"), f.get("segments_acked")
+        r.rates = [
+            RateChange(
+                c["t_s"],
+                c["rate"],
+                None if c["return_rate"] == NO_RATE else c["return_rate"],
+                c["return_bottle_node"],
+            )
+            for c in f.get("rates", [])
+        ]
         if f.get("srtt_us"):
             r.note = f"srtt {f['srtt_us'] / 1000:.1f} ms, rate {f.get('rate')} B/s at the end"
+            if r.rates and r.rates[-1].bottle_node:
+                r.note += f" (set by {r.rates[-1].bottle_router})"
     else:  # udp
         r.sent = f.get("packets_sent")
         sink = _load(out / f"{flow.name}.sink.json")
@@ -98,6 +132,9 @@ def flow_result(flow: Flow, out: Path) -> FlowResult:
         r.goodput_bps = sum(x.get("throughput_bps", 0) for x in flows)
     if flow.transport == "tcp" and f.get("error"):
         r.note = str(f["error"])
+    if r.stack == "ratelab":  # packets its raw socket could not use or lost locally
+        counts = [f"{f[k]} {k.replace('_', ' ')}" for k in ("malformed", "local_drops") if f.get(k)]
+        r.note = ", ".join(x for x in (r.note, *counts) if x)
     return r
 
 
@@ -155,6 +192,14 @@ def balance(
     return Balance(tx, rx, drops, lost)
 
 
+def _kind(flow: Flow) -> str:
+    """`tcp CC` for the kernel's TCP, `ratelab CC` for the ratelab stack's."""
+    if flow.transport != "tcp":
+        return flow.transport
+    stack = "ratelab" if flow.tcp and flow.tcp.stack == "ratelab" else "tcp"
+    return f"{stack} {flow.cc}"
+
+
 def _rate(bps: float | None) -> str:
     if bps is None:
         return "-"
@@ -182,23 +227,25 @@ def render(
     lines += [f"note: {n}" for n in notes]
     lines.append("")
     lines.append(
-        f"{'flow':<10} {'kind':<11} {'route':<18} {'goodput':>13} {'rtt min/mean/max':>22} "
+        f"{'flow':<10} {'kind':<15} {'route':<18} {'goodput':>13} {'rtt min/mean/max':>22} "
         f"{'retx':>5}  notes"
     )
     for r in flows:
         f = r.flow
-        kind = f"tcp {f.cc}" if f.transport == "tcp" else f.transport
+        kind = _kind(f)
         route = f"{f.src}->{f.dst}"
         notes = []
         if r.sent is not None and r.received is not None:
             notes.append(f"{r.received}/{r.sent} received")
         if r.ssthresh_changes is not None:
             notes.append(f"{r.ssthresh_changes} ssthresh changes")
+        if r.rtos is not None:
+            notes.append(f"{r.rtos} RTOs ({r.spurious_rtos or 0} spurious)")
         if r.note:
             notes.append(r.note)
         retx = "-" if r.retransmissions is None else str(r.retransmissions)
         lines.append(
-            f"{f.name:<10} {kind:<11} {route:<18} {_rate(r.goodput_bps):>13} "
+            f"{f.name:<10} {kind:<15} {route:<18} {_rate(r.goodput_bps):>13} "
             f"{_rtt(r.rtt_ms):>22} {retx:>5}  {', '.join(notes)}"
         )
     lines += ["", f"{'router port':<12} {'in':>8} {'out':>8} {'queue mean/max':>15}  drops"]

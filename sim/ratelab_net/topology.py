@@ -34,6 +34,13 @@ _FLOW_KEYS = (
     "to",
     "transport",
     "cc",
+    "stack",
+    "iw",
+    "initial_rto",
+    "min_rto",
+    "sack",
+    "delayed_ack",
+    "prr",
     "pattern",
     "rate",
     "on",
@@ -45,6 +52,12 @@ _FLOW_KEYS = (
 )
 OVERRIDE = "<command line>"
 TCP_CC_FILE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+STACKS = ("kernel", "ratelab")
+RATELAB_CCS = ("reno", "newreno", "cubic", "vegas")  # host_stacks/stack/src/cc
+# Keys only a ratelab-stack TCP flow has (the kernel's are sysctls, not per flow).
+RATELAB_KEYS = ("iw", "initial_rto", "min_rto", "sack", "delayed_ack", "prr")
+MAX_IW = 1000  # segments; the stack's own bound (tcp::Config::validate)
+MIN_RTO_S, MAX_RTO_S = 0.001, 60.0  # initial and minimum RTO, as the stack bounds them
 HOST_NET = ipaddress.IPv4Network("10.0.0.0/16")  # host i: 10.0.i.1/24, its gateway 10.0.i.254
 MAX_HOSTS = 250
 MAX_ROUTER_PORTS = 63  # router.p4's MAX_PORTS is 64: ports 1..63
@@ -79,6 +92,20 @@ class Link:
     node: yaml.Node
 
 
+@dataclass(frozen=True)
+class TcpOptions:
+    """A TCP flow's stack and, for the ratelab stack, its knobs (None: the stack's
+    default, see host_stacks/README.md)."""
+
+    stack: str = "kernel"
+    iw: int | None = None
+    initial_rto_s: float | None = None
+    min_rto_s: float | None = None
+    sack: bool | None = None
+    delayed_ack: bool | None = None
+    prr: bool | None = None
+
+
 @dataclass
 class Flow:
     name: str
@@ -95,6 +122,7 @@ class Flow:
     start_s: float
     stop_s: float
     node: yaml.Node
+    tcp: TcpOptions | None = None  # tcp flows only
 
 
 @dataclass
@@ -120,6 +148,13 @@ class Topology:
         """(address, gateway) of a host."""
         i = self.hosts.index(host) + 1
         return f"10.0.{i}.1", f"10.0.{i}.254"
+
+    def stack_address(self, host: str) -> str:
+        """The address ratelab-stack TCP flows from a host send from: in the host's
+        /24 (so the routers route replies to its port) but not the kernel's, so the
+        kernel never answers their segments (no RST); the flows share it, each on
+        its own port."""
+        return f"10.0.{self.hosts.index(host) + 1}.2"
 
 
 class _Reader:
@@ -167,6 +202,13 @@ class _Reader:
             raise _err(node, path, f"expected a duration like 10s or 200ms, got {text!r}") from None
         if value < 0 or (value == 0 and not allow_zero):
             raise _err(node, path, "expected a duration above 0")
+        return value
+
+    def boolean(self, node: yaml.Node, path: str) -> bool:
+        text = self.scalar(node, path, "true or false")
+        value = yaml.SafeLoader.bool_values.get(text.lower())
+        if value is None:
+            raise _err(node, path, f"expected true or false, got {text!r}")
         return value
 
     def rate(self, node: yaml.Node, path: str) -> int:
@@ -457,17 +499,15 @@ def _flow(
     if name in taken:
         raise _err(f.get("name", item), f"{path}.name", f"flow name {name!r} is taken")
     cc = None
+    tcp = None
     if transport == "tcp":
         cc = r.scalar(f["cc"], f"{path}.cc", "a congestion control") if "cc" in f else "cubic"
-        offered = kernel_congestion_controls()
-        if offered is not None and cc not in offered:
-            raise _err(
-                f.get("cc", item),
-                f"{path}.cc",
-                f"{cc!r} is not available in this kernel (available: {' '.join(offered)})",
-            )
-    elif "cc" in f:
-        raise _err(f["cc"], f"{path}.cc", "only tcp flows have a congestion control")
+        tcp = _tcp_options(r, f, item, path, cc)
+    else:
+        for key in ("cc", "stack", *RATELAB_KEYS):
+            if key in f:
+                what = "a congestion control" if key == "cc" else key
+                raise _err(f[key], f"{path}.{key}", f"only tcp flows have {what}")
     pattern = r.scalar(f["pattern"], f"{path}.pattern", "a pattern") if "pattern" in f else "bulk"
     if pattern not in PATTERNS:
         raise _err(f["pattern"], f"{path}.pattern", "expected one of " + ", ".join(PATTERNS))
@@ -497,5 +537,83 @@ def _flow(
         raise _err(f.get("stop", item), f"{path}.stop", f"expected start < stop <= {duration:g} s")
     taken.add(name)
     return Flow(
-        name, src, dst, transport, cc, pattern, rate, on, off, size, interval, start, stop, item
+        name,
+        src,
+        dst,
+        transport,
+        cc,
+        pattern,
+        rate,
+        on,
+        off,
+        size,
+        interval,
+        start,
+        stop,
+        item,
+        tcp,
     )
+
+
+def _tcp_options(
+    r: _Reader, f: dict[str, yaml.Node], item: yaml.Node, path: str, cc: str
+) -> TcpOptions:
+    """The stack of a tcp flow, its congestion control checked against that stack,
+    and the ratelab stack's knobs (an error on a kernel flow)."""
+    stack = r.scalar(f["stack"], f"{path}.stack", "a stack") if "stack" in f else "kernel"
+    if stack not in STACKS:
+        raise _err(
+            f["stack"], f"{path}.stack", f"expected one of {', '.join(STACKS)}, got {stack!r}"
+        )
+    cc_node = f.get("cc", item)
+    if stack == "kernel":
+        for key in RATELAB_KEYS:
+            if key in f:
+                raise _err(
+                    f[key],
+                    f"{path}.{key}",
+                    f"a kernel TCP flow has no {key}: it needs stack: ratelab",
+                )
+        offered = kernel_congestion_controls()
+        if offered is not None and cc not in offered:
+            hint = " (stack: ratelab has it)" if cc in RATELAB_CCS else ""
+            raise _err(
+                cc_node,
+                f"{path}.cc",
+                f"{cc!r} is not available in this kernel (available: {' '.join(offered)}){hint}",
+            )
+        return TcpOptions()
+    if cc not in RATELAB_CCS:
+        raise _err(
+            cc_node,
+            f"{path}.cc",
+            f"expected one of {', '.join(RATELAB_CCS)} (stack: ratelab), got {cc!r}",
+        )
+    iw = None
+    if "iw" in f:
+        text = r.scalar(f["iw"], f"{path}.iw", "an initial window in segments")
+        if not text.isdigit() or not 1 <= int(text) <= MAX_IW:
+            raise _err(f["iw"], f"{path}.iw", f"expected 1 to {MAX_IW} segments, got {text!r}")
+        iw = int(text)
+    rto = {key: _rto(r, f[key], f"{path}.{key}") for key in ("initial_rto", "min_rto") if key in f}
+    flags = {
+        key: r.boolean(f[key], f"{path}.{key}")
+        for key in ("sack", "delayed_ack", "prr")
+        if key in f
+    }
+    return TcpOptions(
+        stack,
+        iw,
+        initial_rto_s=rto.get("initial_rto"),
+        min_rto_s=rto.get("min_rto"),
+        sack=flags.get("sack"),
+        delayed_ack=flags.get("delayed_ack"),
+        prr=flags.get("prr"),
+    )
+
+
+def _rto(r: _Reader, node: yaml.Node, path: str) -> float:
+    value = r.seconds(node, path)
+    if not MIN_RTO_S <= value <= MAX_RTO_S:
+        raise _err(node, path, f"expected 1ms to 60s, got {node.value!r}")
+    return value

@@ -64,6 +64,28 @@ def _sender(flow: Flow, flow_id: int, out: Path, *args: str) -> Command:
     return Command(flow.src, command, flow.name, flow.start_s, run_s=run_s)
 
 
+def ratelab_stack_args(topo: Topology, flow: Flow) -> list[str]:
+    """tcp-send's arguments that pick the ratelab stack and its knobs (none for a
+    kernel flow). A knob not given is left to the stack's default."""
+    tcp = flow.tcp
+    if tcp is None or tcp.stack != "ratelab":
+        return []
+    args = ["--stack", "ratelab", "--src", topo.stack_address(flow.src)]
+    if tcp.iw is not None:
+        args += ["--iw", str(tcp.iw)]
+    if tcp.initial_rto_s is not None:
+        args += ["--initial-rto", f"{tcp.initial_rto_s:g}"]
+    if tcp.min_rto_s is not None:
+        args += ["--min-rto", f"{tcp.min_rto_s:g}"]
+    if tcp.sack is False:
+        args.append("--no-sack")
+    if tcp.delayed_ack is False:
+        args.append("--no-delayed-ack")
+    if tcp.prr:
+        args.append("--prr")
+    return args
+
+
 def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Command]]:
     """(receivers, senders) for every flow."""
     receivers: list[Command] = []
@@ -95,9 +117,10 @@ def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Comman
                 pattern += ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"]
             if flow.pattern == "stream":
                 pattern += ["--rate", rate]
+            stack = ratelab_stack_args(topo, flow)
             senders.append(
-                _sender(flow, 3000 + i, out, "tcp-send", "--dst", listen, "--cc", str(flow.cc),
-                        *pattern, "--sample-interval", f"{TCP_SAMPLE_S:g}")
+                _sender(flow, 3000 + i, out, "tcp-send", *stack, "--dst", listen,
+                        "--cc", str(flow.cc), *pattern, "--sample-interval", f"{TCP_SAMPLE_S:g}")
             )  # fmt: skip
         else:  # ping
             count = max(1, round((flow.stop_s - flow.start_s) / flow.interval_s))
