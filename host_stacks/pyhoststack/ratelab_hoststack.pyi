@@ -6,6 +6,47 @@ from typing import ClassVar
 
 RATE_UNLIMITED: int
 RBCC_OVERHEAD: int
+UDP_OVERHEAD: int
+UDP_PROBE_LEN: int
+
+# UDP traffic (crate ratelab-stack's udp module): sizes are IPv4 total lengths,
+# rates B/s of IPv4 datagrams; payloads start with the 20-byte probe header.
+class UdpSourceConfig:
+    rate: int
+    size: int
+    duration_us: int
+    poisson: bool
+    seed: int
+    on_us: int | None
+    off_us: int | None
+    flow_id: int
+    def __init__(
+        self,
+        rate: int,
+        size: int | None = None,
+        duration_us: int | None = None,
+        poisson: bool = False,
+        seed: int | None = None,
+        on_us: int | None = None,
+        off_us: int | None = None,
+        flow_id: int | None = None,
+    ) -> None: ...
+
+class UdpSource:
+    config: UdpSourceConfig
+    done: bool
+    packets_sent: int
+    bytes_sent: int
+    def __init__(self, config: UdpSourceConfig, now_us: int) -> None: ...
+    def poll_at(self) -> int | None: ...
+    def on_timer(self, now_us: int) -> list[bytes]: ...
+    def summary(self) -> dict[str, object]: ...
+
+class UdpSink:
+    malformed: int
+    def __init__(self, now_us: int) -> None: ...
+    def on_datagram(self, now_us: int, src: str, payload: bytes) -> None: ...
+    def summary(self) -> list[dict[str, object]]: ...
 
 class Pacer:
     rate: int

@@ -110,19 +110,20 @@ class RbccPacket:
         return RbccPacket(rbcc, trump, data[RBCC_HEADER_LEN + trump.length :])
 
 
-# UDP probe payload: flow_id (32), seq (64), send time in us (64), then zeros.
+# UDP probe payload (ratelab-stack's udp::Probe): flow_id (32), seq (64), send
+# time in ns (64), then zeros.
 _UDP_PROBE = struct.Struct("!IQQ")
 UDP_PROBE_LEN = _UDP_PROBE.size
 UDP_OVERHEAD = IPV4_HEADER_LEN + UDP_HEADER_LEN
 
 
-def udp_probe(flow_id: int, seq: int, ts_us: int, payload_len: int) -> bytes:
-    head = _UDP_PROBE.pack(flow_id, seq, ts_us)
+def udp_probe(flow_id: int, seq: int, sent_ns: int, payload_len: int) -> bytes:
+    head = _UDP_PROBE.pack(flow_id, seq, sent_ns)
     return head + bytes(max(0, payload_len - len(head)))
 
 
 def parse_udp_probe(data: bytes) -> tuple[int, int, int]:
-    """(flow_id, seq, ts_us); ValueError if too short."""
+    """(flow_id, seq, sent_ns); ValueError if too short."""
     if len(data) < UDP_PROBE_LEN:
         raise ValueError("UDP probe payload truncated")
     return _UDP_PROBE.unpack_from(data)
