@@ -16,6 +16,7 @@ bench-hosts: deps
 # and installed into the venv: ratelab_hosts' RBCC sender, receiver and pacer are it.
 DEPS_TARGETS += hosts-pyhoststack
 HOSTS_PYHOSTSTACK_INPUTS := $(wildcard host_stacks/rbcc/Cargo.toml host_stacks/rbcc/src/*.rs \
+	host_stacks/stack/Cargo.toml host_stacks/stack/src/*.rs host_stacks/stack/src/*/*.rs \
 	host_stacks/pyhoststack/Cargo.toml host_stacks/pyhoststack/pyproject.toml \
 	host_stacks/pyhoststack/src/*.rs host_stacks/pyhoststack/*.pyi)
 .PHONY: hosts-pyhoststack

@@ -179,3 +179,72 @@ class RbccListener:
     def __init__(self) -> None: ...
     def on_datagram(self, now_us: int, src: str, data: bytes) -> list[bytes]: ...
     def take_delivered(self) -> list[tuple[int, bytes]]: ...
+
+# ratelab-stack's TCP (host_stacks/stack): times are integer nanoseconds.
+
+class TcpConfig:
+    cc: str
+    iw: int
+    initial_rto_ns: int
+    min_rto_ns: int
+    max_rto_ns: int
+    mss: int
+    sack: bool
+    timestamps: bool
+    delayed_ack_ns: int | None
+    prr: bool
+    send_buffer: int
+    recv_buffer: int
+    def __init__(
+        self,
+        cc: str = "newreno",
+        iw: int | None = None,
+        initial_rto_ns: int | None = None,
+        min_rto_ns: int | None = None,
+        max_rto_ns: int | None = None,
+        mss: int | None = None,
+        sack: bool = True,
+        timestamps: bool = True,
+        window_scale: bool = True,
+        delayed_ack: bool = True,
+        delayed_ack_ns: int | None = None,
+        prr: bool = False,
+        send_buffer: int | None = None,
+        recv_buffer: int | None = None,
+    ) -> None: ...
+
+class TcpConnection:
+    state: str
+    is_established: bool
+    is_closed: bool
+    peer_closed: bool
+    send_capacity: int
+    send_queue: int
+    recv_ready: int
+    cwnd: int
+    ssthresh: int | None
+    smss: int
+    bytes_in_flight: int
+    notsent_bytes: int
+    local: tuple[str, int]
+    remote: tuple[str, int]
+    @staticmethod
+    def connect(
+        config: TcpConfig, local: tuple[str, int], remote: tuple[str, int], iss: int, now_ns: int
+    ) -> TcpConnection: ...
+    @staticmethod
+    def listen(
+        config: TcpConfig, local: tuple[str, int], iss: int, now_ns: int
+    ) -> TcpConnection: ...
+    def handle_segment(self, now_ns: int, src: str, segment: bytes) -> None: ...
+    def poll_transmit(self, now_ns: int) -> bytes | None: ...
+    def set_link_header(self, header: bytes) -> None: ...
+    def handle_packet(self, now_ns: int, frame: bytes) -> bool: ...
+    def poll_packet(self, now_ns: int) -> bytes | None: ...
+    def send(self, data: bytes) -> int: ...
+    def recv(self, max_bytes: int) -> bytes: ...
+    def close(self) -> None: ...
+    def abort(self) -> None: ...
+    def poll_at(self) -> int | None: ...
+    def stats(self) -> dict[str, object]: ...
+    def check_invariants(self) -> None: ...

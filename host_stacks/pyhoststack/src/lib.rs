@@ -20,6 +20,7 @@ use rbcc_host::sender::RateSample as CoreRateSample;
 use rbcc_host::wire::{RATE_UNLIMITED, RBCC_OVERHEAD};
 use rbcc_host::{pacer, Receiver, Sender, TimeWentBackwards};
 
+mod tcp;
 mod udp;
 
 const SECOND_US: f64 = 1e6;
@@ -824,6 +825,8 @@ fn ratelab_hoststack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<EchoSample>()?;
     m.add_class::<RbccReceiver>()?;
     m.add_class::<RbccListener>()?;
+    m.add_class::<tcp::TcpConfig>()?;
+    m.add_class::<tcp::TcpConnection>()?;
     udp::register(m)?;
     m.add("RATE_UNLIMITED", RATE_UNLIMITED)?;
     m.add("RBCC_OVERHEAD", RBCC_OVERHEAD)?;
