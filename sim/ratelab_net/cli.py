@@ -256,7 +256,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         if variant:
             _say(f"== variant {variant} ==")
-        title = f"{name}{' ' + variant if variant else ''}: queue, cwnd and RTT over time"
+        title = f"{name}{' ' + variant if variant else ''}"
         summaries.append(
             (variant, _run_one(args, topo, plans, delay_plan, json_path, p4info, out, title))
         )

@@ -24,25 +24,30 @@ def _label(r: FlowResult) -> str:
 
 def _plot_rates(ax: Axes, flows: list[FlowResult]) -> None:
     """Each rbcc flow's sending rate (solid) and the rate the routers echoed
-    (dashed; the legend names the routers that set it), as steps until the
-    flow's stop time."""
+    (wide, pale, dashed; the legend names the routers that set it), as steps
+    until the flow's stop time."""
     for r in flows:
         if not r.rates:
             continue
         shift, end = r.flow.start_s, r.flow.stop_s
         times = [c.t_s + shift for c in r.rates] + [end]
         sent = [c.rate * 8 / 1e6 for c in r.rates]
-        (line,) = ax.step(times, [*sent, sent[-1]], where="post", label=f"{r.flow.name} sending")
+        (line,) = ax.step(
+            times, [*sent, sent[-1]], where="post", zorder=3, label=f"{r.flow.name} sending"
+        )
         echoed = [c for c in r.rates if c.return_rate is not None]
         if not echoed:
             continue
         routers = list(dict.fromkeys(c.bottle_router for c in echoed))
         values = [c.return_rate * 8 / 1e6 for c in echoed if c.return_rate is not None]
+        # wide and pale under the sending rate, which follows it one RTT later
         ax.step(
             [c.t_s + shift for c in echoed] + [end],
             [*values, values[-1]],
             "--",
             where="post",
+            linewidth=4,
+            alpha=0.4,
             color=line.get_color(),
             label=f"{r.flow.name} echoed (set by {', '.join(routers)})",
         )
@@ -85,13 +90,15 @@ def plot_run(
     if has_rates:
         _plot_rates(axes[2], flows)
         axes[2].set_ylabel("rbcc rate (Mbit/s)")
+        axes[2].set_ylim(bottom=0)
     ax_r.set_ylabel("RTT (ms)")
     ax_r.set_xlabel("time (s)")
     for ax in axes:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper right", fontsize="small")
         ax.grid(alpha=0.3)
-    fig.suptitle(title)
+    shown = "queue, cwnd, rbcc rates and RTT" if has_rates else "queue, cwnd and RTT"
+    fig.suptitle(f"{title}: {shown} over time")
     fig.tight_layout()
     path = out / "plots.png"
     fig.savefig(path, dpi=100)
