@@ -18,7 +18,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ratelab_hosts import drivers, tcp_driver
+from ratelab_hoststack import TcpConfig
+
+from ratelab_hosts import drivers, stack_tcp_driver, tcp_driver
 from ratelab_hosts.loop import stop_on_signals
 from ratelab_hosts.rbcc_sender import SenderConfig
 from ratelab_hosts.tcp_traffic import PATTERNS, TcpSendConfig
@@ -26,6 +28,17 @@ from ratelab_hosts.udp import UdpSourceConfig
 from ratelab_hosts.units import parse_endpoint, parse_ipv4, parse_rate, parse_seconds
 
 PROG = "ratelab_hosts"
+STACKS = ("kernel", "ratelab")
+# tcp-send options that only the ratelab stack has (argparse dest, option).
+RATELAB_OPTIONS = (
+    ("src", "--src"),
+    ("iw", "--iw"),
+    ("initial_rto", "--initial-rto"),
+    ("min_rto", "--min-rto"),
+    ("no_sack", "--no-sack"),
+    ("no_delayed_ack", "--no-delayed-ack"),
+    ("prr", "--prr"),
+)
 
 
 class UsageError(Exception):
@@ -73,6 +86,13 @@ def _flow_id(bits: int) -> Callable[[str], int]:
         return int(text)
 
     return parse
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
 
 
 def _positive_int(text: str) -> int:
@@ -129,9 +149,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--idle", type=SECONDS, help="stop this long after the last datagram")
     p.add_argument("--json-out", metavar="FILE", help="write the results as JSON")
 
-    p = sub.add_parser("tcp-send", help="send one kernel-TCP flow, sampling TCP_INFO")
+    p = sub.add_parser("tcp-send", help="send one TCP flow (kernel or ratelab-stack), sampled")
     p.add_argument("--dst", type=ENDPOINT, required=True, help="IP:PORT")
-    p.add_argument("--cc", required=True, help="congestion control, e.g. reno, cubic, bbr")
+    p.add_argument("--cc", required=True, help="congestion control, e.g. reno, cubic, bbr, vegas")
+    p.add_argument(
+        "--stack", choices=STACKS, default="kernel", help="whose TCP: kernel (default) or ratelab"
+    )
+    p.add_argument("--src", type=IPV4, help="ratelab: the flow's own address (not this host's)")
+    p.add_argument("--iw", type=_whole_number, help="ratelab: initial window, segments (10)")
+    p.add_argument("--initial-rto", type=SECONDS, help="ratelab: initial RTO (1s)")
+    p.add_argument("--min-rto", type=SECONDS, help="ratelab: minimum RTO (200ms)")
+    p.add_argument("--no-sack", action="store_true", help="ratelab: do not offer SACK")
+    p.add_argument("--no-delayed-ack", action="store_true", help="ratelab: ACK every segment")
+    p.add_argument("--prr", action="store_true", help="ratelab: proportional rate reduction")
     p.add_argument(
         "--duration", type=SECONDS, help="seconds of writing (default 3, none with --bytes)"
     )
@@ -325,6 +355,11 @@ def _tcp_send(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     _check_json_out(args.json_out)
+    if args.stack == "ratelab":
+        return _stack_tcp_send(args, config)
+    for dest, option in RATELAB_OPTIONS:
+        if getattr(args, dest) not in (None, False):
+            raise UsageError(f"{option} goes with --stack ratelab only")
     try:
         tcp_driver.check_cc(config.cc)  # before any traffic
         with stop_on_signals() as stop:
@@ -332,17 +367,60 @@ def _tcp_send(args: argparse.Namespace) -> int:
     except tcp_driver.CongestionControlError as exc:
         raise UsageError(str(exc)) from None
     _write_json(args.json_out, {"command": "tcp-send", "flows": [flow]})
+    _print_tcp_send(flow, config)
+    return 0 if flow["state"] == "closed" else 1
+
+
+def _stack_options(args: argparse.Namespace) -> dict[str, object]:
+    """TcpConfig keyword arguments from tcp-send's options, checked: a bad
+    value is a UsageError naming the option."""
+    if args.src is None:
+        raise UsageError("--stack ratelab needs --src (the flow's own address)")
+    options: dict[str, object] = {
+        "cc": args.cc,
+        "sack": not args.no_sack,
+        "delayed_ack": not args.no_delayed_ack,
+        "prr": args.prr,
+    }
+    if args.iw is not None:
+        options["iw"] = args.iw
+    if args.initial_rto is not None:
+        options["initial_rto_ns"] = args.initial_rto * 1000
+    if args.min_rto is not None:
+        options["min_rto_ns"] = args.min_rto * 1000
+    try:
+        TcpConfig(**options)  # type: ignore[arg-type]
+    except ValueError as exc:
+        field, sep, rest = str(exc).partition(": ")
+        option = {"cc": "--cc", "iw": "--iw", "initial_rto": "--initial-rto"}.get(field)
+        option = option or {"min_rto": "--min-rto", "max_rto": "--min-rto"}.get(field)
+        raise UsageError(f"{option}: {rest}" if option and sep else str(exc)) from None
+    return options
+
+
+def _stack_tcp_send(args: argparse.Namespace, config: TcpSendConfig) -> int:
+    options = _stack_options(args)
+    with stop_on_signals() as stop:
+        flow = stack_tcp_driver.stack_tcp_send(args.dst, args.src, config, options, stop)
+    _write_json(args.json_out, {"command": "tcp-send", "flows": [flow]})
+    _print_tcp_send(flow, config)
+    return 0 if flow["state"] == "closed" else 1
+
+
+def _print_tcp_send(flow: dict[str, object], config: TcpSendConfig) -> None:
+    # a ratelab flow says so and adds its RTOs; a kernel flow's line is as it was
+    ratelab = flow.get("stack") == "ratelab"
+    stack = f", {flow['rtos']} RTOs, {flow['local_drops']} local drops" if ratelab else ""
     print(
         f"tcp-send to {flow['dst']} from {flow['src']} flow {config.flow_id}"
-        f" ({flow['cc']}, {config.pattern}): {flow['state']}"
+        f" ({'ratelab ' if ratelab else ''}{flow['cc']}, {config.pattern}): {flow['state']}"
         + (f" ({flow['error']})" if flow["error"] else "")
         + f", {flow['bytes_sent']} B sent, {flow.get('bytes_acked')} B acked,"
         f" {flow.get('retransmissions')} retransmissions,"
         f" {flow.get('ssthresh_changes')} ssthresh changes, rtt min/mean/max"
         f" {_ms(flow.get('rtt_min_us'))}/{_ms(flow.get('rtt_mean_us'))}"
-        f"/{_ms(flow.get('rtt_max_us'))} ms, goodput {_mbit(flow.get('goodput_bps'))}"
+        f"/{_ms(flow.get('rtt_max_us'))} ms, goodput {_mbit(flow.get('goodput_bps'))}{stack}"
     )
-    return 0 if flow["state"] == "closed" else 1
 
 
 def _tcp_sink(args: argparse.Namespace) -> int:
