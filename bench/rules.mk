@@ -1,0 +1,25 @@
+# bench/: comparisons across components. bench/ns3: ratelab-stack's TCP against
+# ns-3's models of the same algorithms (Debian's ns-3 3.37) on one simulated dumbbell
+# (bench/ns3/README.md). libns3-dev brings g++; its pkg-config files name
+# libgsl.so and libsqlite3.so, which only the -dev packages install.
+APT_PACKAGES += libns3-dev libgsl-dev libsqlite3-dev pkg-config
+
+NS3_MODULES := ns3-core ns3-network ns3-internet ns3-point-to-point ns3-applications \
+	ns3-traffic-control
+NS3_DUMBBELL := build/ns3/stack_dumbbell
+
+# Rebuilt only when its source changes (apt-deps is order-only: checked, never a reason
+# to rebuild).
+$(NS3_DUMBBELL): bench/ns3/stack_dumbbell.cc | apt-deps
+	@mkdir -p $(@D)
+	g++ -std=c++17 -O2 -Wall -Wextra -o $@ $< $$(pkg-config --cflags --libs $(NS3_MODULES))
+
+# Each algorithm in both stacks, 30 simulated seconds: a table and a figure of the cwnd
+# traces (bench/results/ns3_stacks.md and .png; the figure in the docs is a copy).
+BENCH_TARGETS += bench-ns3-stacks
+.PHONY: bench-ns3-stacks
+bench-ns3-stacks: $(NS3_DUMBBELL) python-deps rust-deps
+	@mkdir -p $(RESULTS)
+	cargo build --quiet --release -p ratelab-stack --bin ratelab-stack-dumbbell
+	$(PY) bench/ns3/compare.py --ns3 $(NS3_DUMBBELL) \
+	  --ratelab target/release/ratelab-stack-dumbbell --out $(RESULTS)/ns3_stacks
