@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <string>
@@ -301,6 +302,7 @@ main(int argc, char* argv[])
     {
         Fail("--csv: cannot write '" + csvPath + "'");
     }
+    g_csv << std::setprecision(10);
     g_csv << "time_s,cwnd_bytes,ssthresh_bytes,bytes_acked,queue_packets\n";
     Simulator::Schedule(Seconds(kSampleSeconds), &Sample);
     Simulator::Stop(Seconds(duration) + NanoSeconds(1));
@@ -315,6 +317,7 @@ main(int argc, char* argv[])
     {
         Fail("--summary: cannot write '" + summaryPath + "'");
     }
+    summary << std::setprecision(15);
     double meanQueue =
         g_flow.queueSamples ? double(g_flow.queueSum) / double(g_flow.queueSamples) : 0.0;
     summary << "{\"stack\": \"ns-3\", \"cc\": \"" << cc << "\", \"model\": \""
