@@ -27,21 +27,16 @@ $(STAMPS)/hosts-pyhoststack: $(STAMPS)/python $(HOSTS_PYHOSTSTACK_INPUTS) | rust
 	  -m host_stacks/pyhoststack/Cargo.toml
 	@mkdir -p $(STAMPS) && touch $@
 
-# CPU per data packet of the rate-based host, in memory: the Rust crate alone, the
-# Python binding, and the Python state machines it replaced (run from git history).
-BENCH_TARGETS += bench-rbcc-host
-.PHONY: bench-rbcc-host
-bench-rbcc-host: deps
+# CPU per data packet of the host stacks in memory, in one run: the sans-IO TCP machine
+# (host_stacks/stack, crate ratelab-stack: sender alone, send + ACK processing, and both
+# endpoints, per cc), the rate-based host in Rust alone, through the Python binding, and
+# the Python state machines it replaced (from git history), with ratios against those.
+BENCH_TARGETS += bench-host-stacks
+.PHONY: bench-host-stacks
+bench-host-stacks: deps
 	@mkdir -p $(RESULTS)
+	cargo build --quiet --release -p ratelab-stack --bin ratelab-stack-bench
 	cargo build --quiet --release -p ratelab-rbcc-host --bin rbcc-host-bench
-	PYTHONPATH=host_stacks $(PY) host_stacks/benchmarks/rbcc_host_cpu.py --all \
-	  --native target/release/rbcc-host-bench --out $(RESULTS)/hosts_rbcc.txt
-
-# CPU per data packet of the sans-IO TCP machine (host_stacks/stack, crate
-# ratelab-stack): send + receive + ACK processing through two endpoints in memory.
-BENCH_TARGETS += bench-stack
-.PHONY: bench-stack
-bench-stack: rust-deps
-	@mkdir -p $(RESULTS)
-	cargo run --quiet --release -p ratelab-stack --bin ratelab-stack-bench -- \
-	  $(RESULTS)/stack.txt 2000000
+	PYTHONPATH=host_stacks $(PY) host_stacks/benchmarks/host_stacks_cpu.py \
+	  --stack-bench target/release/ratelab-stack-bench \
+	  --rbcc-bench target/release/rbcc-host-bench --out $(RESULTS)/host_stacks_cpu.txt
