@@ -1,0 +1,103 @@
+//! A host: one address, one link, an egress FIFO, and the endpoints of the
+//! flows it sends or receives (ratelab-stack state machines).
+
+use crate::events::Nanos;
+use ratelab_stack::app::{Application, Sink};
+use ratelab_stack::metrics::FlowMeter;
+use ratelab_stack::tcp::Connection;
+use ratelab_stack::udp::{UdpSink, UdpSource};
+use std::collections::{HashMap, VecDeque};
+
+/// What one end of a flow runs.
+pub enum EndpointKind {
+    /// A sender whose flow has not started yet.
+    Waiting,
+    TcpSender {
+        conn: Box<Connection>,
+        app: Box<dyn Application>,
+        meter: FlowMeter,
+    },
+    TcpReceiver {
+        conn: Box<Connection>,
+        sink: Sink,
+    },
+    UdpSender(UdpSource),
+    UdpReceiver(Box<UdpSink>),
+}
+
+/// One end of a flow on a host.
+pub struct Endpoint {
+    pub kind: EndpointKind,
+    /// The sender's application stopped (stop_ns passed).
+    pub stopped: bool,
+    /// The timer event scheduled for it, if any (a later event for another
+    /// time is stale and ignored).
+    pub armed: Option<Nanos>,
+}
+
+/// The host's egress: a FIFO drained at the link's rate. Departure times
+/// are fixed when a packet is queued, so only they are kept.
+#[derive(Default)]
+pub struct Egress {
+    /// When each queued packet's last bit leaves (the one in transmission first).
+    departures: VecDeque<Nanos>,
+    busy_until: Nanos,
+}
+
+impl Egress {
+    /// Queues a packet taking `tx` ns on the wire if fewer than `limit`
+    /// packets are queued or in transmission: its departure time.
+    pub fn offer(&mut self, now: Nanos, tx: Nanos, limit: usize) -> Option<Nanos> {
+        while self.departures.front().is_some_and(|&d| d <= now) {
+            self.departures.pop_front();
+        }
+        if self.departures.len() >= limit {
+            return None;
+        }
+        let depart = self.busy_until.max(now) + tx;
+        self.busy_until = depart;
+        self.departures.push_back(depart);
+        Some(depart)
+    }
+}
+
+/// A host.
+pub struct Host {
+    pub addr: [u8; 4],
+    pub mac: [u8; 6],
+    pub egress: Egress,
+    pub endpoints: Vec<Endpoint>,
+    /// (IP protocol, local port) -> endpoint.
+    pub by_port: HashMap<(u8, u16), usize>,
+    /// IPv4 identification of the next packet.
+    pub next_id: u16,
+}
+
+impl Host {
+    pub fn new(index: usize, addr: [u8; 4]) -> Host {
+        Host {
+            addr,
+            // ratelab-net's host MACs: 02:00:00:01:00:<host number>.
+            mac: [2, 0, 0, 1, ((index + 1) >> 8) as u8, (index + 1) as u8],
+            egress: Egress::default(),
+            endpoints: Vec::new(),
+            by_port: HashMap::new(),
+            next_id: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn egress_is_a_fifo_with_a_limit() {
+        let mut e = Egress::default();
+        assert_eq!(e.offer(0, 10, 2), Some(10));
+        assert_eq!(e.offer(0, 10, 2), Some(20));
+        assert_eq!(e.offer(5, 10, 2), None); // two queued or sending
+        assert_eq!(e.offer(10, 10, 2), Some(30)); // the first has left
+        assert_eq!(e.offer(100, 10, 2), Some(110)); // idle: starts now
+    }
+}

@@ -1,0 +1,206 @@
+//! What a run measured, as plain structs with a JSON and CSV writer. The
+//! writers depend on nothing but the values, so equal runs give equal bytes.
+
+use crate::events::Nanos;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+/// Everything a run measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Results {
+    pub seed: u64,
+    pub duration_ns: Nanos,
+    /// Events handled.
+    pub events: u64,
+    /// Packets delivered to a host's endpoint.
+    pub delivered_packets: u64,
+    pub flows: Vec<FlowResult>,
+    pub ports: Vec<PortResult>,
+    /// Every drop, by where and why (only nonzero counts).
+    pub drops: Vec<DropCount>,
+    /// Queue taps (empty when off).
+    pub sample_registers: Vec<String>,
+    pub queue_samples: Vec<QueueSample>,
+}
+
+/// One flow's results: the receiver's view, and the sender's stack's own.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    /// `tcp/<cc>` or `udp/<pattern>`.
+    pub transport: String,
+    /// Application bytes the receiver read.
+    pub bytes_received: u64,
+    /// Receiver goodput between its first and last byte (bit/s; 0 if none).
+    pub goodput_bps: f64,
+    /// Mean one-way delay at the receiving application (0 if none).
+    pub one_way_delay_mean_ns: f64,
+    pub tcp: Option<TcpResult>,
+    pub udp: Option<UdpResult>,
+}
+
+/// The sender's FlowMeter summary (ratelab-stack `metrics::FlowSummary`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TcpResult {
+    pub bytes_acked: u64,
+    pub goodput_bps: f64,
+    pub srtt_ns: Option<Nanos>,
+    pub min_rtt_ns: Option<Nanos>,
+    pub rtt_samples: u64,
+    pub cwnd: u64,
+    pub ssthresh_changes: u64,
+    pub retransmissions: u64,
+    pub rtos: u64,
+    pub spurious_rtos: u64,
+}
+
+/// A UDP flow's counts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UdpResult {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub duplicates: u64,
+    pub reordered: u64,
+}
+
+/// Traffic through one port (a host's one port is 0).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PortResult {
+    pub node: String,
+    pub port: u32,
+    pub rx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+}
+
+/// Packets dropped at one place for one cause.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct DropCount {
+    pub node: String,
+    pub port: u32,
+    pub cause: String,
+    pub packets: u64,
+}
+
+/// One sample of one router port's queue.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueueSample {
+    pub time_ns: Nanos,
+    pub router: String,
+    pub port: u32,
+    /// Packets in the engine's queue for the port.
+    pub queue_packets: u64,
+    /// The scenario's `sample.registers` at index `port`, in order.
+    pub registers: Vec<u128>,
+}
+
+fn opt(v: Option<u64>) -> String {
+    v.map_or(String::new(), |x| x.to_string())
+}
+
+impl Results {
+    /// The results as JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("results always serialise") + "\n"
+    }
+
+    /// One line per flow.
+    pub fn flows_csv(&self) -> String {
+        let mut s = String::from(
+            "flow,from,to,transport,bytes_received,goodput_bps,one_way_delay_mean_ns,\
+             bytes_acked,srtt_ns,min_rtt_ns,retransmissions,rtos,udp_sent,udp_lost\n",
+        );
+        for f in &self.flows {
+            let t = f.tcp.as_ref();
+            let u = f.udp.as_ref();
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                f.name,
+                f.from,
+                f.to,
+                f.transport,
+                f.bytes_received,
+                f.goodput_bps,
+                f.one_way_delay_mean_ns,
+                opt(t.map(|t| t.bytes_acked)),
+                opt(t.and_then(|t| t.srtt_ns)),
+                opt(t.and_then(|t| t.min_rtt_ns)),
+                opt(t.map(|t| t.retransmissions)),
+                opt(t.map(|t| t.rtos)),
+                opt(u.map(|u| u.sent)),
+                opt(u.map(|u| u.lost)),
+            );
+        }
+        s
+    }
+
+    /// One line per port.
+    pub fn ports_csv(&self) -> String {
+        let mut s = String::from("node,port,rx_packets,rx_bytes,tx_packets,tx_bytes\n");
+        for p in &self.ports {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{}",
+                p.node, p.port, p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes
+            );
+        }
+        s
+    }
+
+    /// One line per (place, cause).
+    pub fn drops_csv(&self) -> String {
+        let mut s = String::from("node,port,cause,packets\n");
+        for d in &self.drops {
+            let _ = writeln!(s, "{},{},{},{}", d.node, d.port, d.cause, d.packets);
+        }
+        s
+    }
+
+    /// One line per sample and port.
+    pub fn queue_csv(&self) -> String {
+        let mut s = String::from("time_ns,router,port,queue_packets");
+        for r in &self.sample_registers {
+            s.push(',');
+            s.push_str(r);
+        }
+        s.push('\n');
+        for q in &self.queue_samples {
+            let _ = write!(
+                s,
+                "{},{},{},{}",
+                q.time_ns, q.router, q.port, q.queue_packets
+            );
+            for v in &q.registers {
+                let _ = write!(s, ",{v}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Writes results.json, flows.csv, ports.csv, drops.csv and queue.csv into `dir`.
+    pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("results.json"), self.to_json())?;
+        std::fs::write(dir.join("flows.csv"), self.flows_csv())?;
+        std::fs::write(dir.join("ports.csv"), self.ports_csv())?;
+        std::fs::write(dir.join("drops.csv"), self.drops_csv())?;
+        std::fs::write(dir.join("queue.csv"), self.queue_csv())
+    }
+
+    /// Packets dropped for `cause` anywhere.
+    pub fn drops_of(&self, cause: &str) -> u64 {
+        self.drops
+            .iter()
+            .filter(|d| d.cause == cause)
+            .map(|d| d.packets)
+            .sum()
+    }
+}

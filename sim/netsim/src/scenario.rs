@@ -1,0 +1,264 @@
+//! The scenario format (JSON, serde): routers with the controller's table
+//! entries, hosts, links, flows. `sim/netsim/README.md` "Scenario format"
+//! documents every field. [`Scenario::from_json`] reads one;
+//! `Simulator::new` checks it ([`ScenarioError`] names the field).
+
+use crate::events::Nanos;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::Ipv4Addr;
+
+/// A whole run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Seeds every random choice of the run (each component's own seed is derived from it).
+    #[serde(default)]
+    pub seed: u64,
+    /// The run ends at this time.
+    pub duration_ns: Nanos,
+    /// Queue taps; absent: off (no sampling events at all).
+    #[serde(default)]
+    pub sample: Option<SampleSpec>,
+    #[serde(default)]
+    pub routers: Vec<RouterSpec>,
+    pub hosts: Vec<HostSpec>,
+    pub links: Vec<LinkSpec>,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+}
+
+/// Per-port queue sampling.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleSpec {
+    /// Time between samples (above 0).
+    pub interval_ns: Nanos,
+    /// Register arrays of the router program read at index = port in every
+    /// sample (router.p4: `queue_length`, `RouterIngress.admission.red_avg`).
+    #[serde(default)]
+    pub registers: Vec<String>,
+}
+
+/// One router: a v1model switch running the router program.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterSpec {
+    pub name: String,
+    /// Table writes in order, as the controller computes them
+    /// (`ratelab_model.p4_entries.TableEntry`); an empty key sets the
+    /// table's default action.
+    #[serde(default)]
+    pub entries: Vec<EntrySpec>,
+    /// Register writes after the entries.
+    #[serde(default)]
+    pub registers: Vec<RegisterWrite>,
+    /// Traffic-manager settings per port (the switch's command-line options).
+    #[serde(default)]
+    pub ports: Vec<RouterPortSpec>,
+}
+
+/// One table write.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EntrySpec {
+    pub table: String,
+    /// One item per key field: a number (exact), or a pair: `[value,
+    /// prefix length]` (lpm), `[value, mask]` (ternary), `[low, high]` (range).
+    pub key: Vec<serde_json::Value>,
+    pub action: String,
+    #[serde(default)]
+    pub params: Vec<u128>,
+    /// BMv2 priority (lower wins) for ternary / range tables.
+    #[serde(default)]
+    pub priority: i32,
+}
+
+/// One register write.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterWrite {
+    pub name: String,
+    pub index: usize,
+    pub value: u128,
+}
+
+/// Traffic-manager settings of one router port.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterPortSpec {
+    pub port: u32,
+    /// The engine's queue limit in packets (default 64, simple_switch's).
+    #[serde(default)]
+    pub queue_depth: Option<usize>,
+}
+
+/// A host: one address, one link.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub name: String,
+    pub address: Ipv4Addr,
+}
+
+/// A link between two nodes, with its two directions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub a: LinkEnd,
+    pub b: LinkEnd,
+    /// a -> b.
+    pub forward: DirectionSpec,
+    /// b -> a; absent: the same as `forward`.
+    #[serde(default)]
+    pub reverse: Option<DirectionSpec>,
+}
+
+/// One end of a link: a host, or a router's port.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEnd {
+    pub node: String,
+    /// The router's port number (required for a router, absent for a host).
+    #[serde(default)]
+    pub port: Option<u32>,
+}
+
+/// One direction of a link.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionSpec {
+    /// Bits per second (above 0).
+    pub rate_bps: u64,
+    /// Propagation delay.
+    pub delay_ns: Nanos,
+    /// Packets a host's egress FIFO holds, the one in transmission included
+    /// (default 100). A router's queue limit is in its entries.
+    #[serde(default)]
+    pub queue_limit: Option<usize>,
+}
+
+/// A flow between two hosts: exactly one of `tcp` and `udp`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    #[serde(default)]
+    pub start_ns: Nanos,
+    /// The sender stops here (TCP: the application stops writing and the
+    /// connection closes); absent: it runs to the end.
+    #[serde(default)]
+    pub stop_ns: Option<Nanos>,
+    #[serde(default)]
+    pub tcp: Option<TcpSpec>,
+    #[serde(default)]
+    pub udp: Option<UdpSpec>,
+}
+
+/// A ratelab-stack TCP connection and the application writing into it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// reno, newreno, cubic or vegas.
+    pub cc: String,
+    pub app: AppSpec,
+    /// Maximum segment size (default: ratelab-stack's, 1460).
+    #[serde(default)]
+    pub mss: Option<u16>,
+}
+
+/// The sending application (ratelab-stack's `app`); bytes are written in
+/// framed messages of `message_size` (default 1448).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppSpec {
+    /// Keeps the send buffer full.
+    Bulk {
+        #[serde(default)]
+        message_size: Option<usize>,
+    },
+    /// Bulk for `on_ns`, silent for `off_ns`, repeating.
+    OnOff {
+        on_ns: Nanos,
+        off_ns: Nanos,
+        #[serde(default)]
+        message_size: Option<usize>,
+    },
+    /// Application-limited at `rate_bps`.
+    Stream {
+        rate_bps: u64,
+        #[serde(default)]
+        message_size: Option<usize>,
+    },
+    /// `bytes` in all, then close.
+    Transfer {
+        bytes: u64,
+        #[serde(default)]
+        message_size: Option<usize>,
+    },
+}
+
+/// A ratelab-stack UDP source (the sink is at `to`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpSpec {
+    /// cbr, poisson or onoff.
+    pub pattern: String,
+    /// Whole IPv4 packets per second (payload + 28 header bytes).
+    pub rate_bps: u64,
+    /// Payload bytes per datagram (default 1472).
+    #[serde(default)]
+    pub size: Option<usize>,
+    /// onoff only.
+    #[serde(default)]
+    pub on_ns: Option<Nanos>,
+    #[serde(default)]
+    pub off_ns: Option<Nanos>,
+}
+
+/// Bad scenario input: which field, what was expected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The field's path (`links[1].forward.rate_bps`), or `FILE:LINE:COLUMN`
+    /// for a JSON syntax or type error.
+    pub field: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl Scenario {
+    /// Reads a scenario; `filename` names it in errors.
+    pub fn from_json(text: &str, filename: &str) -> Result<Scenario, ScenarioError> {
+        serde_json::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            // serde_json appends " at line L column C"; the position goes first instead.
+            let msg = msg
+                .rsplit_once(" at line ")
+                .map_or(msg.as_str(), |(m, _)| m);
+            ScenarioError::new(format!("{filename}:{}:{}", e.line(), e.column()), msg)
+        })
+    }
+
+    /// The scenario as JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a scenario always serialises")
+    }
+}

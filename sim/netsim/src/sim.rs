@@ -1,0 +1,788 @@
+//! The simulator: builds routers, hosts and links from a scenario and runs
+//! the event loop. Nothing reads a clock: the event queue's time is the only
+//! time, and every random choice comes from a seed derived from the scenario's.
+
+use crate::events::{EventQueue, Nanos};
+use crate::frame::{self, Addresses, HEADERS};
+use crate::host::{Endpoint, EndpointKind, Host};
+use crate::results::{
+    DropCount, FlowResult, PortResult, QueueSample, Results, TcpResult, UdpResult,
+};
+use crate::router::{engine_us, Router};
+use crate::scenario::{AppSpec, FlowSpec, Scenario, ScenarioError};
+use crate::seeds::{derive, Kind};
+use crate::topology::{Direction, Node, Topology};
+use ratelab_engine::Frame;
+use ratelab_stack::app::{Application, Bulk, OnOff, Sink, Stream, Transfer};
+use ratelab_stack::metrics::FlowMeter;
+use ratelab_stack::tcp::{Config, Connection, Endpoint as StackEndpoint};
+use ratelab_stack::udp::{self, Pattern, SourceConfig, UdpSink, UdpSource};
+use ratelab_stack::wire::{PROTO_TCP, PROTO_UDP};
+use std::collections::BTreeMap;
+
+/// Message size of the applications when the scenario does not say.
+pub const DEFAULT_MESSAGE_SIZE: usize = 1448;
+/// UDP payload bytes per datagram when the scenario does not say.
+pub const DEFAULT_UDP_SIZE: usize = 1472;
+/// A flow's sender port is this plus its index; its receiver's port is
+/// [`RECEIVER_PORT`] plus its index.
+pub const SENDER_PORT: u16 = 40_000;
+/// See [`SENDER_PORT`].
+pub const RECEIVER_PORT: u16 = 5_001;
+/// Destination MAC of every host's frames (router.p4 does not check it).
+pub const GATEWAY_MAC: [u8; 6] = [0xff; 6];
+
+enum Event {
+    /// A frame's last bit reaches `to`.
+    Deliver {
+        to: Node,
+        frame: Vec<u8>,
+    },
+    HostTimer {
+        host: usize,
+        ep: usize,
+    },
+    RouterWake {
+        router: usize,
+    },
+    FlowStart(usize),
+    FlowStop(usize),
+    Sample,
+}
+
+/// Per host: packets and bytes through its one port.
+#[derive(Default, Clone, Copy)]
+struct HostCounters {
+    rx_packets: u64,
+    rx_bytes: u64,
+    tx_packets: u64,
+    tx_bytes: u64,
+}
+
+/// Where a flow's two ends live: (host, endpoint index) of sender and receiver.
+#[derive(Clone, Copy)]
+struct FlowEnds {
+    sender: (usize, usize),
+    receiver: (usize, usize),
+}
+
+/// A built simulation, ready to run.
+pub struct Simulator {
+    scenario: Scenario,
+    topo: Topology,
+    routers: Vec<Router>,
+    hosts: Vec<Host>,
+    host_counters: Vec<HostCounters>,
+    flows: Vec<FlowEnds>,
+    tcp_configs: Vec<Option<Config>>,
+    queue: EventQueue<Event>,
+    now: Nanos,
+    /// Drops outside the router program, by place and cause.
+    drops: BTreeMap<(Node, &'static str), u64>,
+    samples: Vec<QueueSample>,
+    events: u64,
+    delivered: u64,
+    /// Transmit buffer: headers, then the transport bytes the stack writes.
+    scratch: Vec<u8>,
+    frames: Vec<Frame>,
+    pool: Vec<Vec<u8>>,
+}
+
+fn tcp_config(f: &FlowSpec, fi: usize) -> Result<Option<Config>, ScenarioError> {
+    let Some(t) = &f.tcp else { return Ok(None) };
+    let field = format!("flows[{fi}].tcp");
+    let cc = t.cc.parse().map_err(|_| {
+        ScenarioError::new(
+            format!("{field}.cc"),
+            format!("expected reno, newreno, cubic or vegas, got {:?}", t.cc),
+        )
+    })?;
+    let mut cfg = Config {
+        cc,
+        ..Config::default()
+    };
+    if let Some(mss) = t.mss {
+        cfg.mss = mss;
+    }
+    cfg.validate()
+        .map_err(|e| ScenarioError::new(format!("{field}.{}", e.field), e.message))?;
+    let (size, app_field) = match &t.app {
+        AppSpec::Bulk { message_size }
+        | AppSpec::OnOff { message_size, .. }
+        | AppSpec::Stream { message_size, .. }
+        | AppSpec::Transfer { message_size, .. } => (*message_size, format!("{field}.app")),
+    };
+    if size.is_some_and(|s| s < ratelab_stack::app::MESSAGE_HEADER) {
+        return Err(ScenarioError::new(
+            format!("{app_field}.message_size"),
+            format!(
+                "expected at least {} bytes (the message header)",
+                ratelab_stack::app::MESSAGE_HEADER
+            ),
+        ));
+    }
+    let zero = match &t.app {
+        AppSpec::OnOff { on_ns: 0, .. } => Some("on_ns"),
+        AppSpec::Stream { rate_bps: 0, .. } => Some("rate_bps"),
+        AppSpec::Transfer { bytes: 0, .. } => Some("bytes"),
+        _ => None,
+    };
+    if let Some(key) = zero {
+        return Err(ScenarioError::new(
+            format!("{app_field}.{key}"),
+            "expected a value above 0, got 0",
+        ));
+    }
+    Ok(Some(cfg))
+}
+
+fn app(spec: &AppSpec) -> Box<dyn Application> {
+    let size = |s: &Option<usize>| s.unwrap_or(DEFAULT_MESSAGE_SIZE);
+    match spec {
+        AppSpec::Bulk { message_size } => Box::new(Bulk::new(size(message_size))),
+        AppSpec::OnOff {
+            on_ns,
+            off_ns,
+            message_size,
+        } => Box::new(OnOff::new(*on_ns, *off_ns, size(message_size))),
+        AppSpec::Stream {
+            rate_bps,
+            message_size,
+        } => Box::new(Stream::new(*rate_bps, size(message_size))),
+        AppSpec::Transfer {
+            bytes,
+            message_size,
+        } => Box::new(Transfer::bytes(*bytes, size(message_size))),
+    }
+}
+
+fn endpoint(host: &Host, port: u16) -> StackEndpoint {
+    StackEndpoint {
+        addr: host.addr,
+        port,
+    }
+}
+
+impl Simulator {
+    /// Checks the scenario and builds every router (loading `program`, the
+    /// router's BMv2 JSON, once per router), host and flow.
+    pub fn new(scenario: &Scenario, program: &str) -> Result<Simulator, ScenarioError> {
+        let s = scenario;
+        let topo = Topology::new(s)?;
+        let mut routers = Vec::with_capacity(s.routers.len());
+        for (i, r) in s.routers.iter().enumerate() {
+            let seed = derive(s.seed, Kind::Router, i);
+            routers.push(Router::new(
+                r,
+                i,
+                program,
+                seed,
+                topo.router_out[i].clone(),
+            )?);
+        }
+        // After the entries are in: a flow's route check reads them.
+        topo.check_flows(s)?;
+        let tcp_configs = s
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| tcp_config(f, i))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(sample) = &s.sample {
+            for (i, name) in sample.registers.iter().enumerate() {
+                if let Some(r) = routers.first() {
+                    r.sw.register_shape(name).map_err(|e| {
+                        ScenarioError::new(format!("sample.registers[{i}]"), e.to_string())
+                    })?;
+                }
+            }
+        }
+        let mut hosts: Vec<Host> = s
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| Host::new(i, h.address.octets()))
+            .collect();
+        let mut flows = Vec::with_capacity(s.flows.len());
+        let mut queue = EventQueue::default();
+        for (fi, f) in s.flows.iter().enumerate() {
+            let (a, b) = (topo.host_index[&f.from], topo.host_index[&f.to]);
+            let (sport, dport) = (SENDER_PORT + fi as u16, RECEIVER_PORT + fi as u16);
+            let local = endpoint(&hosts[b], dport);
+            let (proto, receiver) = if let Some(cfg) = &tcp_configs[fi] {
+                let iss = derive(s.seed, Kind::TcpIss, 2 * fi + 1) as u32;
+                let conn = Connection::listen(cfg.clone(), local, iss, 0).map_err(|e| {
+                    ScenarioError::new(format!("flows[{fi}].tcp.{}", e.field), e.message)
+                })?;
+                let kind = EndpointKind::TcpReceiver {
+                    conn: Box::new(conn),
+                    sink: Sink::new(false),
+                };
+                (PROTO_TCP, kind)
+            } else {
+                // Checked here, started at start_ns.
+                Simulator::udp_source(s, fi, &hosts[a], &hosts[b], 0)?;
+                (
+                    PROTO_UDP,
+                    EndpointKind::UdpReceiver(Box::new(UdpSink::new(local))),
+                )
+            };
+            let add = |h: &mut Host, port: u16, kind: EndpointKind| {
+                h.by_port.insert((proto, port), h.endpoints.len());
+                h.endpoints.push(Endpoint {
+                    kind,
+                    stopped: false,
+                    armed: None,
+                });
+                h.endpoints.len() - 1
+            };
+            let sender = (a, add(&mut hosts[a], sport, EndpointKind::Waiting));
+            let receiver = (b, add(&mut hosts[b], dport, receiver));
+            flows.push(FlowEnds { sender, receiver });
+            queue.push(f.start_ns, Event::FlowStart(fi));
+            if let Some(stop) = f.stop_ns {
+                queue.push(stop, Event::FlowStop(fi));
+            }
+        }
+        if s.sample.is_some() {
+            queue.push(0, Event::Sample);
+        }
+        Ok(Simulator {
+            host_counters: vec![HostCounters::default(); hosts.len()],
+            scenario: s.clone(),
+            topo,
+            routers,
+            hosts,
+            flows,
+            tcp_configs,
+            queue,
+            now: 0,
+            drops: BTreeMap::new(),
+            samples: Vec::new(),
+            events: 0,
+            delivered: 0,
+            scratch: vec![0; HEADERS + 65_536],
+            frames: Vec::new(),
+            pool: Vec::new(),
+        })
+    }
+
+    fn udp_source(
+        s: &Scenario,
+        fi: usize,
+        from: &Host,
+        to: &Host,
+        now: Nanos,
+    ) -> Result<UdpSource, ScenarioError> {
+        let u = s.flows[fi].udp.as_ref().expect("a UDP flow");
+        let field = format!("flows[{fi}].udp");
+        let pattern = match u.pattern.as_str() {
+            "cbr" => Pattern::Cbr {
+                rate_bps: u.rate_bps,
+            },
+            "poisson" => Pattern::Poisson {
+                rate_bps: u.rate_bps,
+                seed: derive(s.seed, Kind::Udp, fi),
+            },
+            other => {
+                return Err(ScenarioError::new(
+                    format!("{field}.pattern"),
+                    format!("expected cbr or poisson, got {other:?}"),
+                ))
+            }
+        };
+        let on_off = match (u.on_ns, u.off_ns) {
+            (None, None) => None,
+            (Some(on), Some(off)) => Some(udp::OnOff { on, off }),
+            _ => {
+                return Err(ScenarioError::new(
+                    format!("{field}.on_ns"),
+                    "expected both on_ns and off_ns, or neither",
+                ))
+            }
+        };
+        let cfg = SourceConfig {
+            local: endpoint(from, SENDER_PORT + fi as u16),
+            remote: endpoint(to, RECEIVER_PORT + fi as u16),
+            flow_id: fi as u32,
+            size: u.size.unwrap_or(DEFAULT_UDP_SIZE),
+            pattern,
+            on_off,
+            count: None,
+            duration: None,
+        };
+        UdpSource::new(cfg, now)
+            .map_err(|e| ScenarioError::new(format!("{field}.{}", e.field), e.message))
+    }
+
+    /// Runs to the scenario's duration and returns what it measured.
+    pub fn run(mut self) -> Results {
+        let end = self.scenario.duration_ns;
+        while let Some(t) = self.queue.peek_time() {
+            if t > end {
+                break;
+            }
+            let (t, ev) = self.queue.pop().expect("peeked");
+            self.now = t;
+            self.events += 1;
+            self.handle(ev);
+        }
+        self.now = end;
+        self.results()
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Deliver {
+                to: Node::Host(h),
+                frame,
+            } => self.host_receive(h, frame),
+            Event::Deliver {
+                to: Node::Router(r, port),
+                frame,
+            } => {
+                self.routers[r].sw.inject(port, &frame, engine_us(self.now));
+                self.recycle(frame);
+                self.drain_router(r);
+            }
+            Event::HostTimer { host, ep } => {
+                let e = &mut self.hosts[host].endpoints[ep];
+                if e.armed == Some(self.now) {
+                    e.armed = None;
+                    self.service(host, ep);
+                }
+            }
+            Event::RouterWake { router } => {
+                if self.routers[router].armed == Some(self.now / 1000) {
+                    self.routers[router].armed = None;
+                    self.drain_router(router);
+                }
+            }
+            Event::FlowStart(fi) => self.start_flow(fi),
+            Event::FlowStop(fi) => {
+                let (h, e) = self.flows[fi].sender;
+                let ep = &mut self.hosts[h].endpoints[e];
+                ep.stopped = true;
+                if let EndpointKind::TcpSender { conn, .. } = &mut ep.kind {
+                    conn.close();
+                }
+                self.service(h, e);
+            }
+            Event::Sample => self.sample(),
+        }
+    }
+
+    fn recycle(&mut self, mut frame: Vec<u8>) {
+        if self.pool.len() < 4096 {
+            frame.clear();
+            self.pool.push(frame);
+        }
+    }
+
+    fn start_flow(&mut self, fi: usize) {
+        let (h, e) = self.flows[fi].sender;
+        let (rh, _) = self.flows[fi].receiver;
+        let now = self.now;
+        let kind = match &self.tcp_configs[fi] {
+            Some(cfg) => {
+                let spec = self.scenario.flows[fi].tcp.as_ref().expect("a TCP flow");
+                let iss = derive(self.scenario.seed, Kind::TcpIss, 2 * fi) as u32;
+                let local = endpoint(&self.hosts[h], SENDER_PORT + fi as u16);
+                let remote = endpoint(&self.hosts[rh], RECEIVER_PORT + fi as u16);
+                let conn = Connection::connect(cfg.clone(), local, remote, iss, now)
+                    .expect("checked when the simulator was built");
+                EndpointKind::TcpSender {
+                    conn: Box::new(conn),
+                    app: app(&spec.app),
+                    meter: FlowMeter::new(false),
+                }
+            }
+            None => EndpointKind::UdpSender(
+                Simulator::udp_source(&self.scenario, fi, &self.hosts[h], &self.hosts[rh], now)
+                    .expect("checked when the simulator was built"),
+            ),
+        };
+        self.hosts[h].endpoints[e].kind = kind;
+        self.service(h, e);
+    }
+
+    /// Lets one endpoint act at `now`: its application, then everything its
+    /// stack has to send, then arms its next timer.
+    fn service(&mut self, h: usize, e: usize) {
+        let now = self.now;
+        let Simulator {
+            hosts,
+            topo,
+            queue,
+            scratch,
+            pool,
+            drops,
+            host_counters,
+            ..
+        } = self;
+        let Host {
+            addr,
+            mac,
+            egress,
+            endpoints,
+            next_id,
+            ..
+        } = &mut hosts[h];
+        let mut tx = Tx {
+            host: h,
+            addr: *addr,
+            mac: *mac,
+            out: topo.host_out[h],
+            egress,
+            next_id,
+            queue,
+            drops,
+            counters: &mut host_counters[h],
+            pool,
+            now,
+        };
+        let ep = &mut endpoints[e];
+        let wake = match &mut ep.kind {
+            EndpointKind::Waiting | EndpointKind::UdpReceiver(_) => None,
+            EndpointKind::TcpSender { conn, app, meter } => {
+                if !ep.stopped {
+                    app.poll(now, conn.as_mut());
+                }
+                while let Some(t) = conn.poll_transmit(now, &mut scratch[HEADERS..]) {
+                    tx.send(scratch, t.len, PROTO_TCP, t.dst);
+                }
+                meter.observe(now, conn);
+                let app_at = if ep.stopped { None } else { app.poll_at() };
+                [conn.poll_at(), app_at].into_iter().flatten().min()
+            }
+            EndpointKind::TcpReceiver { conn, sink } => {
+                sink.poll(now, conn.as_mut());
+                while let Some(t) = conn.poll_transmit(now, &mut scratch[HEADERS..]) {
+                    tx.send(scratch, t.len, PROTO_TCP, t.dst);
+                }
+                conn.poll_at()
+            }
+            EndpointKind::UdpSender(src) if !ep.stopped => {
+                while let Some(t) = src.poll_transmit(now, &mut scratch[HEADERS..]) {
+                    tx.send(scratch, t.len, PROTO_UDP, t.dst);
+                }
+                src.poll_at()
+            }
+            EndpointKind::UdpSender(_) => None,
+        };
+        if let Some(w) = wake {
+            // A machine that wants to be called at `now` again has just
+            // been: the next call is one nanosecond on.
+            let w = w.max(now + 1);
+            if ep.armed.is_none_or(|a| w < a) {
+                ep.armed = Some(w);
+                tx.queue.push(w, Event::HostTimer { host: h, ep: e });
+            }
+        }
+    }
+}
+
+/// A host's way out: frames its stacks write go into its egress FIFO.
+struct Tx<'a> {
+    host: usize,
+    addr: [u8; 4],
+    mac: [u8; 6],
+    out: Direction,
+    egress: &'a mut crate::host::Egress,
+    next_id: &'a mut u16,
+    queue: &'a mut EventQueue<Event>,
+    drops: &'a mut BTreeMap<(Node, &'static str), u64>,
+    counters: &'a mut HostCounters,
+    pool: &'a mut Vec<Vec<u8>>,
+    now: Nanos,
+}
+
+impl Tx<'_> {
+    /// Frames the `len` transport bytes at `scratch[HEADERS..]` and queues them.
+    fn send(&mut self, scratch: &mut [u8], len: usize, protocol: u8, dst: [u8; 4]) {
+        let a = Addresses {
+            src_mac: self.mac,
+            dst_mac: GATEWAY_MAC,
+            src: self.addr,
+            dst,
+            protocol,
+            id: *self.next_id,
+        };
+        *self.next_id = self.next_id.wrapping_add(1);
+        frame::write_headers(scratch, &a, len);
+        let bytes = HEADERS + len;
+        let tx = self.out.serialization_ns(bytes);
+        let Some(depart) = self.egress.offer(self.now, tx, self.out.queue_limit) else {
+            *self
+                .drops
+                .entry((Node::Host(self.host), "host_queue_full"))
+                .or_default() += 1;
+            return;
+        };
+        let mut buf = self.pool.pop().unwrap_or_default();
+        buf.extend_from_slice(&scratch[..bytes]);
+        self.counters.tx_packets += 1;
+        self.counters.tx_bytes += bytes as u64;
+        self.queue.push(
+            depart + self.out.delay_ns,
+            Event::Deliver {
+                to: self.out.to,
+                frame: buf,
+            },
+        );
+    }
+}
+
+impl Simulator {
+    fn drop(&mut self, at: Node, cause: &'static str) {
+        *self.drops.entry((at, cause)).or_default() += 1;
+    }
+
+    fn host_receive(&mut self, h: usize, frame: Vec<u8>) {
+        let c = &mut self.host_counters[h];
+        c.rx_packets += 1;
+        c.rx_bytes += frame.len() as u64;
+        let host = &mut self.hosts[h];
+        let Some(p) = frame::parse(&frame) else {
+            self.recycle(frame);
+            return self.drop(Node::Host(h), "malformed");
+        };
+        if p.dst != host.addr {
+            self.recycle(frame);
+            return self.drop(Node::Host(h), "not_for_host");
+        }
+        let port = match p.payload.get(2..4) {
+            Some(b) if p.protocol == PROTO_TCP || p.protocol == PROTO_UDP => {
+                u16::from_be_bytes([b[0], b[1]])
+            }
+            _ => {
+                self.recycle(frame);
+                return self.drop(Node::Host(h), "no_endpoint");
+            }
+        };
+        let Some(&e) = host.by_port.get(&(p.protocol, port)) else {
+            self.recycle(frame);
+            return self.drop(Node::Host(h), "no_endpoint");
+        };
+        let now = self.now;
+        match &mut host.endpoints[e].kind {
+            EndpointKind::TcpSender { conn, .. } | EndpointKind::TcpReceiver { conn, .. } => {
+                conn.handle_segment(now, p.src, p.payload)
+            }
+            EndpointKind::UdpReceiver(sink) => sink.handle_datagram(now, p.src, p.payload),
+            EndpointKind::Waiting | EndpointKind::UdpSender(_) => {
+                self.recycle(frame);
+                return self.drop(Node::Host(h), "no_endpoint");
+            }
+        }
+        self.delivered += 1;
+        self.recycle(frame);
+        self.service(h, e);
+    }
+
+    /// Takes every frame the router's traffic manager has released by now
+    /// onto its link, and arms the router's next wake-up.
+    fn drain_router(&mut self, r: usize) {
+        let now = self.now;
+        let router = &mut self.routers[r];
+        router.sw.poll_into(engine_us(now), &mut self.frames);
+        for f in self.frames.drain(..) {
+            let Some(d) = router.out.get(&f.port) else {
+                *self
+                    .drops
+                    .entry((Node::Router(r, f.port), "unconnected_port"))
+                    .or_default() += 1;
+                continue;
+            };
+            let start = (f.time_us * 1000).max(now);
+            let arrival = start + d.serialization_ns(f.data.len()) + d.delay_ns;
+            self.queue.push(
+                arrival,
+                Event::Deliver {
+                    to: d.to,
+                    frame: f.data,
+                },
+            );
+        }
+        if let Some(t) = router.sw.next_event_time() {
+            if router.armed.is_none_or(|a| t < a) {
+                router.armed = Some(t);
+                self.queue.push(t * 1000, Event::RouterWake { router: r });
+            }
+        }
+    }
+
+    fn sample(&mut self) {
+        let Some(spec) = &self.scenario.sample else {
+            return;
+        };
+        for (ri, router) in self.routers.iter().enumerate() {
+            for &port in &self.topo.router_ports[ri] {
+                let registers = spec
+                    .registers
+                    .iter()
+                    .map(|n| router.sw.register_read(n, port as usize).unwrap_or(0))
+                    .collect();
+                self.samples.push(QueueSample {
+                    time_ns: self.now,
+                    router: self.scenario.routers[ri].name.clone(),
+                    port,
+                    queue_packets: router.sw.queue_len(port) as u64,
+                    registers,
+                });
+            }
+        }
+        let next = self.now + spec.interval_ns;
+        if next <= self.scenario.duration_ns {
+            self.queue.push(next, Event::Sample);
+        }
+    }
+
+    fn flow_result(&self, fi: usize) -> FlowResult {
+        let f = &self.scenario.flows[fi];
+        let ends = self.flows[fi];
+        let sender = &self.hosts[ends.sender.0].endpoints[ends.sender.1].kind;
+        let receiver = &self.hosts[ends.receiver.0].endpoints[ends.receiver.1].kind;
+        let mut r = FlowResult {
+            name: f.name.clone(),
+            from: f.from.clone(),
+            to: f.to.clone(),
+            transport: match (&f.tcp, &f.udp) {
+                (Some(t), _) => format!("tcp/{}", t.cc),
+                (_, Some(u)) => format!("udp/{}", u.pattern),
+                _ => unreachable!("checked: one of tcp and udp"),
+            },
+            bytes_received: 0,
+            goodput_bps: 0.0,
+            one_way_delay_mean_ns: 0.0,
+            tcp: None,
+            udp: None,
+        };
+        match receiver {
+            EndpointKind::TcpReceiver { sink, .. } => {
+                r.bytes_received = sink.bytes;
+                r.goodput_bps = sink.goodput_bps().unwrap_or(0.0);
+                r.one_way_delay_mean_ns = sink.delay.mean().unwrap_or(0.0);
+            }
+            EndpointKind::UdpReceiver(sink) => {
+                r.bytes_received = sink.bytes;
+                r.goodput_bps = sink.goodput_bps().unwrap_or(0.0);
+                r.one_way_delay_mean_ns = sink.delay.mean().unwrap_or(0.0);
+                let sent = match sender {
+                    EndpointKind::UdpSender(src) => src.sent().0,
+                    _ => 0,
+                };
+                r.udp = Some(UdpResult {
+                    sent,
+                    received: sink.received,
+                    lost: sink.lost(),
+                    duplicates: sink.duplicates,
+                    reordered: sink.reordered,
+                });
+            }
+            _ => {}
+        }
+        if let EndpointKind::TcpSender { conn, meter, .. } = sender {
+            let s = meter.summary(conn);
+            r.tcp = Some(TcpResult {
+                bytes_acked: s.bytes_acked,
+                goodput_bps: s.goodput_bps,
+                srtt_ns: s.srtt,
+                min_rtt_ns: s.min_rtt,
+                rtt_samples: s.rtt_samples,
+                cwnd: s.cwnd,
+                ssthresh_changes: s.ssthresh_changes,
+                retransmissions: s.retransmissions,
+                rtos: s.rtos,
+                spurious_rtos: s.spurious_rtos,
+            });
+        }
+        r
+    }
+
+    fn node_port(&self, n: Node) -> (String, u32) {
+        match n {
+            Node::Host(h) => (self.scenario.hosts[h].name.clone(), 0),
+            Node::Router(r, p) => (self.scenario.routers[r].name.clone(), p),
+        }
+    }
+
+    fn results(&self) -> Results {
+        let mut ports = Vec::new();
+        let mut drops: Vec<DropCount> = Vec::new();
+        let mut add_drop = |node: (String, u32), cause: &str, packets: u64| {
+            if packets > 0 {
+                drops.push(DropCount {
+                    node: node.0,
+                    port: node.1,
+                    cause: cause.to_string(),
+                    packets,
+                });
+            }
+        };
+        for (ri, router) in self.routers.iter().enumerate() {
+            let name = &self.scenario.routers[ri].name;
+            // The program's drop counters (router.p4: drop_* indexed by port).
+            let counters: Vec<(String, String)> = router
+                .sw
+                .counter_names()
+                .into_iter()
+                .filter_map(|c| {
+                    let last = c.rsplit('.').next()?.strip_prefix("drop_")?.to_string();
+                    Some((c, last))
+                })
+                .collect();
+            for &port in &self.topo.router_ports[ri] {
+                let st = router.sw.port_stats(port);
+                ports.push(PortResult {
+                    node: name.clone(),
+                    port,
+                    rx_packets: st.rx_packets,
+                    rx_bytes: st.rx_bytes,
+                    tx_packets: st.tx_packets,
+                    tx_bytes: st.tx_bytes,
+                });
+                for (counter, cause) in &counters {
+                    let n = router
+                        .sw
+                        .counter_read(counter, port as usize)
+                        .map_or(0, |c| c.0);
+                    add_drop((name.clone(), port), cause, n);
+                }
+                add_drop((name.clone(), port), "switch_queue_full", st.queue_drops);
+                add_drop((name.clone(), port), "switch_mtu", st.mtu_drops);
+            }
+        }
+        for (h, c) in self.host_counters.iter().enumerate() {
+            ports.push(PortResult {
+                node: self.scenario.hosts[h].name.clone(),
+                port: 0,
+                rx_packets: c.rx_packets,
+                rx_bytes: c.rx_bytes,
+                tx_packets: c.tx_packets,
+                tx_bytes: c.tx_bytes,
+            });
+        }
+        for (&(at, cause), &n) in &self.drops {
+            add_drop(self.node_port(at), cause, n);
+        }
+        drops.sort();
+        Results {
+            seed: self.scenario.seed,
+            duration_ns: self.scenario.duration_ns,
+            events: self.events,
+            delivered_packets: self.delivered,
+            flows: (0..self.flows.len())
+                .map(|fi| self.flow_result(fi))
+                .collect(),
+            ports,
+            drops,
+            sample_registers: self
+                .scenario
+                .sample
+                .as_ref()
+                .map_or(Vec::new(), |s| s.registers.clone()),
+            queue_samples: self.samples.clone(),
+        }
+    }
+}

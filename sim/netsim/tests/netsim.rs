@@ -1,0 +1,462 @@
+//! The simulator on router.p4 as ratelab-p4c compiles it, configured with
+//! the entries the controller plans for the project's example topologies
+//! (sim/netsim/tools/router_plans.py, one Python process from `.venv`;
+//! `RATELAB_PYTHON` names another interpreter).
+
+use ratelab_netsim::examples::{dumbbell, three_routers, Plans};
+use ratelab_netsim::scenario::{AppSpec, FlowSpec, SampleSpec, TcpSpec, UdpSpec};
+use ratelab_netsim::{Results, Scenario, ScenarioError, Simulator};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+struct Fixtures {
+    program: String,
+    dumbbell: String,
+    dumbbell_large: String,
+    three_routers: String,
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Compiles router.p4 and writes the example topologies' router plans.
+fn fixtures() -> &'static Fixtures {
+    static F: OnceLock<Fixtures> = OnceLock::new();
+    F.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("netsim");
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out).unwrap();
+        let python = std::env::var("RATELAB_PYTHON")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| repo().join(".venv/bin/python"));
+        let script = r#"
+import json, sys
+sys.path.insert(0, "sim/netsim/tools")
+from ratelab_p4c.cli import run
+from router_plans import router_plans
+out = sys.argv[1]
+if run(["-o", out, "p4src/router.p4"]) != 0:
+    sys.exit("router.p4 did not compile")
+for name, path, overrides in [
+    ("dumbbell", "sim/examples/dumbbell.yaml", []),
+    ("dumbbell_large", "sim/examples/dumbbell.yaml", ["links[1].queue_limit=200"]),
+    ("three_routers", "sim/examples/three_routers.yaml", []),
+]:
+    with open(f"{out}/{name}.json", "w") as f:
+        json.dump(router_plans(path, overrides), f)
+"#;
+        let status = Command::new(&python)
+            .current_dir(repo())
+            .arg("-c")
+            .arg(script)
+            .arg(&out)
+            .status()
+            .unwrap_or_else(|e| panic!("{}: {e} (run `make deps`)", python.display()));
+        assert!(
+            status.success(),
+            "compiling router.p4 or planning the routers failed"
+        );
+        let read = |n: &str| std::fs::read_to_string(out.join(n)).unwrap();
+        Fixtures {
+            program: read("router.json"),
+            dumbbell: read("dumbbell.json"),
+            dumbbell_large: read("dumbbell_large.json"),
+            three_routers: read("three_routers.json"),
+        }
+    })
+}
+
+fn plans(text: &str) -> Plans {
+    Plans::from_json(text, "plans").unwrap()
+}
+
+fn tcp(name: &str, from: &str, to: &str, cc: &str, app: AppSpec) -> FlowSpec {
+    FlowSpec {
+        name: name.into(),
+        from: from.into(),
+        to: to.into(),
+        start_ns: 0,
+        stop_ns: None,
+        tcp: Some(TcpSpec {
+            cc: cc.into(),
+            app,
+            mss: None,
+        }),
+        udp: None,
+    }
+}
+
+fn bulk() -> AppSpec {
+    AppSpec::Bulk { message_size: None }
+}
+
+fn udp(name: &str, from: &str, to: &str, pattern: &str, rate_bps: u64) -> FlowSpec {
+    FlowSpec {
+        name: name.into(),
+        from: from.into(),
+        to: to.into(),
+        start_ns: 0,
+        stop_ns: None,
+        tcp: None,
+        udp: Some(UdpSpec {
+            pattern: pattern.into(),
+            rate_bps,
+            size: None,
+            on_ns: None,
+            off_ns: None,
+        }),
+    }
+}
+
+fn run(s: &Scenario) -> Results {
+    Simulator::new(s, &fixtures().program).unwrap().run()
+}
+
+fn error(s: &Scenario) -> ScenarioError {
+    match Simulator::new(s, &fixtures().program) {
+        Ok(_) => panic!("the scenario was accepted"),
+        Err(e) => e,
+    }
+}
+
+fn port<'a>(r: &'a Results, node: &str, port: u32) -> &'a ratelab_netsim::results::PortResult {
+    r.ports
+        .iter()
+        .find(|p| p.node == node && p.port == port)
+        .unwrap()
+}
+
+fn mixed_dumbbell(seed: u64) -> Scenario {
+    let mut s = dumbbell(
+        plans(&fixtures().dumbbell),
+        vec![
+            tcp("reno", "sender", "receiver", "reno", bulk()),
+            udp("poisson", "sender", "receiver", "poisson", 2_000_000),
+        ],
+        3 * S,
+    );
+    s.seed = seed;
+    s.sample = Some(SampleSpec {
+        interval_ns: 100 * MS,
+        registers: vec!["queue_length".into()],
+    });
+    s
+}
+
+#[test]
+fn same_scenario_and_seed_give_byte_identical_results() {
+    let a = run(&mixed_dumbbell(7));
+    let b = run(&mixed_dumbbell(7));
+    assert_eq!(a.to_json(), b.to_json());
+    assert_eq!(a.flows_csv(), b.flows_csv());
+    assert_eq!(a.queue_csv(), b.queue_csv());
+    assert_eq!(a.drops_csv(), b.drops_csv());
+    assert!(a.delivered_packets > 1000, "{}", a.delivered_packets);
+    // The seed reaches the components: the Poisson source's gaps change.
+    let c = run(&mixed_dumbbell(8));
+    assert_ne!(a.flows[1].udp, c.flows[1].udp);
+    // The scenario survives its own JSON.
+    let s = mixed_dumbbell(7);
+    let back = Scenario::from_json(&s.to_json(), "s.json").unwrap();
+    assert_eq!(run(&back).to_json(), a.to_json());
+}
+
+#[test]
+fn queue_taps_sample_at_the_interval_and_cost_no_events_when_off() {
+    let on = run(&mixed_dumbbell(7));
+    // Samples at 0, 0.1, ..., 3.0 s for each of r1's two ports.
+    assert_eq!(on.queue_samples.len(), 31 * 2);
+    assert_eq!(on.queue_samples[2].time_ns, 100 * MS);
+    // The program's own queue count agrees with the engine's queue at each sample.
+    let busy: Vec<_> = on.queue_samples.iter().filter(|q| q.port == 2).collect();
+    assert!(busy.iter().any(|q| q.queue_packets > 0));
+    for q in &busy {
+        assert_eq!(
+            q.registers[0], q.queue_packets as u128,
+            "at {} ns",
+            q.time_ns
+        );
+    }
+    let mut s = mixed_dumbbell(7);
+    s.sample = None;
+    let off = run(&s);
+    assert!(off.queue_samples.is_empty());
+    assert_eq!(off.events + 31, on.events);
+    assert_eq!(off.flows, on.flows);
+}
+
+#[test]
+fn one_reno_flow_fills_the_bottleneck_and_a_small_queue_drops() {
+    let s = dumbbell(
+        plans(&fixtures().dumbbell),
+        vec![tcp("reno", "sender", "receiver", "reno", bulk())],
+        10 * S,
+    );
+    let r = run(&s);
+    let f = &r.flows[0];
+    // 10 Mbit/s of 1514-byte frames carrying 1448 bytes of data (timestamps on).
+    let ceiling = 10e6 * 1448.0 / 1514.0;
+    assert!(f.goodput_bps > 0.85 * ceiling, "goodput {}", f.goodput_bps);
+    assert!(
+        f.goodput_bps <= ceiling * 1.001,
+        "goodput {}",
+        f.goodput_bps
+    );
+    // Queue limit 20 packets (below the 35-packet BDP): the router drops.
+    let full = r.drops_of("queue_full");
+    assert!(full > 0, "{:?}", r.drops);
+    assert_eq!(r.drops_of("switch_queue_full"), 0);
+    let t = f.tcp.as_ref().unwrap();
+    assert!(t.retransmissions > 0);
+    assert!(t.min_rtt_ns.unwrap() >= 42 * MS);
+    // Every frame the router sent toward the receiver, the receiver got,
+    // but those still on the 20 ms link at the end (at most 18 of 1514 bytes).
+    let on_link = port(&r, "r1", 2).tx_packets - port(&r, "receiver", 0).rx_packets;
+    assert!(on_link <= 18, "{on_link}");
+
+    // Ten times the queue (above the BDP): the link stays as full; the drops
+    // come from slow start's overshoot, at the queue limit.
+    let large = dumbbell(
+        plans(&fixtures().dumbbell_large),
+        vec![tcp("reno", "sender", "receiver", "reno", bulk())],
+        10 * S,
+    );
+    let l = run(&large);
+    assert!(l.drops_of("queue_full") > 0, "{:?}", l.drops);
+    assert!(l.flows[0].goodput_bps > 0.9 * ceiling);
+}
+
+#[test]
+fn every_algorithm_and_application_delivers() {
+    let apps = [
+        ("reno", bulk()),
+        (
+            "newreno",
+            AppSpec::OnOff {
+                on_ns: 200 * MS,
+                off_ns: 300 * MS,
+                message_size: None,
+            },
+        ),
+        (
+            "cubic",
+            AppSpec::Stream {
+                rate_bps: 2_000_000,
+                message_size: None,
+            },
+        ),
+        (
+            "vegas",
+            AppSpec::Transfer {
+                bytes: 200_000,
+                message_size: None,
+            },
+        ),
+    ];
+    for (cc, app) in apps {
+        let s = dumbbell(
+            plans(&fixtures().dumbbell),
+            vec![tcp(cc, "sender", "receiver", cc, app.clone())],
+            2 * S,
+        );
+        let r = run(&s);
+        let f = &r.flows[0];
+        assert_eq!(f.transport, format!("tcp/{cc}"));
+        assert!(f.bytes_received > 50_000, "{cc} {app:?}: {f:?}");
+        assert!(f.one_way_delay_mean_ns > 21.0e6, "{cc}: {f:?}");
+        if let AppSpec::Transfer { bytes, .. } = app {
+            assert_eq!(f.bytes_received, bytes);
+        }
+        if let AppSpec::Stream { rate_bps, .. } = app {
+            let got = f.goodput_bps;
+            assert!(
+                (got - rate_bps as f64).abs() < 0.1 * rate_bps as f64,
+                "{got}"
+            );
+        }
+    }
+}
+
+/// A one-packet UDP flow: a rate so low that the second packet is due after the run.
+fn single_packet(s: &mut Scenario, size: usize) {
+    let mut f = udp(
+        "one",
+        &s.hosts[0].name.clone(),
+        &s.hosts[1].name.clone(),
+        "cbr",
+        1,
+    );
+    f.udp.as_mut().unwrap().size = Some(size);
+    s.flows = vec![f];
+}
+
+#[test]
+fn a_host_link_serializes_and_delays_to_the_nanosecond() {
+    let mut s = dumbbell(plans(&fixtures().dumbbell), vec![], S);
+    s.routers.clear();
+    s.links.truncate(1);
+    s.links[0].b = ratelab_netsim::scenario::LinkEnd {
+        node: "receiver".into(),
+        port: None,
+    };
+    s.links[0].forward.rate_bps = 3_000_000;
+    s.links[0].forward.delay_ns = 1_000_333;
+    single_packet(&mut s, 100);
+    let r = run(&s);
+    // 14 + 20 + 8 + 100 = 142 bytes = 1136 bits at 3 Mbit/s: 378,666.7 ns, rounded up.
+    assert_eq!(
+        r.flows[0].one_way_delay_mean_ns,
+        (378_667 + 1_000_333) as f64
+    );
+    assert_eq!(r.flows[0].udp.as_ref().unwrap().received, 1);
+}
+
+#[test]
+fn a_router_hop_adds_its_link_exactly_with_microsecond_engine_time() {
+    let mut s = dumbbell(plans(&fixtures().dumbbell), vec![], S);
+    s.links[0].forward.rate_bps = 10_000_000;
+    s.links[0].forward.delay_ns = 1_000_333;
+    s.links[1].forward.rate_bps = 3_000_000;
+    s.links[1].forward.delay_ns = 7 * MS;
+    single_packet(&mut s, 100);
+    let r = run(&s);
+    // Reaches r1 at 113,600 + 1,000,333 ns; the engine sees it at the next
+    // whole µs (1,114 µs), forwards it at once (idle port), and port 2
+    // serializes 142 bytes at 3 Mbit/s (378,667 ns) before the 7 ms delay.
+    let expected = 1_114_000 + 378_667 + 7 * MS;
+    assert_eq!(r.flows[0].one_way_delay_mean_ns, expected as f64);
+    assert_eq!(port(&r, "r1", 1).rx_packets, 1);
+    assert_eq!(port(&r, "r1", 2).tx_packets, 1);
+}
+
+#[test]
+fn routers_forward_by_the_installed_routes() {
+    let s = three_routers(
+        plans(&fixtures().three_routers),
+        vec![
+            udp("a", "src1", "dst", "cbr", 1_000_000),
+            udp("b", "src2", "dst", "cbr", 1_000_000),
+            udp("c", "src3", "dst", "cbr", 1_000_000),
+            udp("back", "dst", "src2", "cbr", 500_000),
+        ],
+        S,
+    );
+    let mut s = s;
+    // The sources stop 0.9 s in, so nothing is in flight at the end.
+    s.flows.iter_mut().for_each(|f| f.stop_ns = Some(900 * MS));
+    let r = run(&s);
+    let sent = |i: usize| r.flows[i].udp.as_ref().unwrap().sent;
+    for (i, f) in r.flows.iter().enumerate() {
+        assert_eq!(f.udp.as_ref().unwrap().lost, 0, "{f:?}");
+        assert_eq!(f.udp.as_ref().unwrap().received, sent(i), "{f:?}");
+        assert!(sent(i) > 30, "{f:?}");
+    }
+    // r1 sends src1's and src2's packets to r2 on port 3; src2 gets the way back on port 2.
+    assert_eq!(port(&r, "r1", 3).rx_packets, port(&r, "r1", 2).tx_packets);
+    assert_eq!(port(&r, "r1", 1).tx_packets, 0);
+    assert_eq!(port(&r, "r2", 1).tx_packets, 0);
+    let to_dst = port(&r, "r3", 2).tx_packets;
+    assert_eq!(to_dst, port(&r, "dst", 0).rx_packets);
+    assert_eq!(
+        port(&r, "r2", 3).tx_packets,
+        port(&r, "r1", 3).tx_packets + port(&r, "r2", 1).rx_packets
+    );
+    assert!(r.drops.is_empty(), "{:?}", r.drops);
+
+    // Point r2's route to dst's /24 at port 1 (src3): dst's packets go there
+    // and src3 drops them as not its own.
+    let mut wrong = s.clone();
+    wrong.flows.truncate(1);
+    for e in &mut wrong.routers[1].entries {
+        if e.table.ends_with("ipv4_lpm") && e.key[0][0] == 167_773_184u64 {
+            e.params = vec![1, 0x0200_0001_0003];
+        }
+    }
+    let err = error(&wrong);
+    assert_eq!(err.field, "flows[0].to");
+    assert!(err.message.contains("lead to host \"src3\""), "{err}");
+}
+
+#[test]
+fn bad_scenarios_name_the_field() {
+    let base = || {
+        dumbbell(
+            plans(&fixtures().dumbbell),
+            vec![tcp("reno", "sender", "receiver", "reno", bulk())],
+            S,
+        )
+    };
+    let mut s = base();
+    s.links[1].forward.rate_bps = 0;
+    let e = error(&s);
+    assert_eq!(
+        e.to_string(),
+        "links[1].forward.rate_bps: expected a rate above 0 bit/s, got 0"
+    );
+
+    let mut s = base();
+    s.flows[0].to = "nobody".into();
+    assert_eq!(
+        error(&s).to_string(),
+        "flows[0].to: unknown host \"nobody\""
+    );
+
+    let mut s = base();
+    s.links[0].a.node = "sendr".into();
+    assert_eq!(error(&s).field, "links[0].a.node");
+
+    let mut s = base();
+    s.routers[0]
+        .entries
+        .retain(|e| !(e.table.ends_with("ipv4_lpm") && e.params[0] == 2));
+    let e = error(&s);
+    assert_eq!(e.field, "flows[0].to");
+    assert!(
+        e.message.contains("router \"r1\" has no route to 10.0.2.1"),
+        "{e}"
+    );
+
+    let mut s = base();
+    s.routers[0]
+        .entries
+        .retain(|e| !(e.table.ends_with("ipv4_lpm") && e.params[0] == 1));
+    let e = error(&s);
+    assert_eq!(e.field, "flows[0].from"); // TCP needs the ACKs' way back
+    assert!(e.message.contains("way back"), "{e}");
+
+    let mut s = base();
+    s.flows[0].tcp.as_mut().unwrap().cc = "bbr".into();
+    assert_eq!(error(&s).field, "flows[0].tcp.cc");
+
+    let mut s = base();
+    s.routers[0].entries[3].table = "RouterIngress.no_such_table".into();
+    assert_eq!(error(&s).field, "routers[0].entries[3].table");
+
+    let mut s = base();
+    s.routers[0].entries[1].key = vec![serde_json::json!(5)];
+    let e = error(&s);
+    assert_eq!(e.field, "routers[0].entries[1].key[0]");
+    assert!(e.message.contains("[value, prefix length]"), "{e}");
+
+    let mut s = base();
+    s.links[1].a.port = None;
+    assert_eq!(error(&s).field, "links[1].a.port");
+
+    let mut s = base();
+    s.flows
+        .push(udp("u", "receiver", "sender", "gaussian", 1_000));
+    assert_eq!(error(&s).field, "flows[1].udp.pattern");
+
+    let e = Scenario::from_json(
+        "{\"duration_ns\": 5,\n \"hosts\": [], \"links\": [], \"speed\": 1}",
+        "x.json",
+    )
+    .unwrap_err();
+    assert!(e.field.starts_with("x.json:2:"), "{e}");
+    assert!(e.message.contains("unknown field `speed`"), "{e}");
+}
