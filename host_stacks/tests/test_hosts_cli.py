@@ -34,6 +34,11 @@ HOST_STACKS = Path(__file__).resolve().parents[1]
         (["udp-send", "--dst", "10.0.0.2", "--rate", "1mbit"], "IP:PORT"),
         (["udp-send", "--dst", "10.0.0.2:9", "--rate", "1mbit", "--on", "1"], "on and off"),
         (["udp-send", "--dst", "10.0.0.2:9", "--rate", "1mbit", "--size", "30"], "size must be"),
+        (["udp-send", "--dst", "10.0.0.2:9", "--rate", "1mbit", "--seed", "-1"], "seed must be"),
+        (
+            ["udp-send", "--dst", "10.0.0.2:9", "--rate", "1mbit", "--on", "0", "--off", "1"],
+            "on must be > 0",
+        ),
         (["udp-sink", "--listen", "10.0.0.2:70000"], "IP:PORT"),
         (["udp-sink", "--listen", "10.0.0.2:9", "--bogus"], "unrecognized"),
         (["tcp-send", "--dst", "10.0.0.2", "--cc", "reno"], "not IP:PORT"),
