@@ -129,7 +129,10 @@ def plan_link(src: str, dst: str) -> LinkPlan:
             f"{IP_FORWARD} is 1 on this host: its kernel would forward the flow's segments;"
             " set net.ipv4.ip_forward=0"
         )
-    routes = _ip_json("-4", "route", "get", dst)
+    try:
+        routes = _ip_json("-4", "route", "get", dst)
+    except DriverError as exc:
+        raise DriverError(f"no route to {dst} on this host ({exc})") from None
     if not routes or "dev" not in routes[0]:
         raise DriverError(f"no route to {dst} on this host")
     route = routes[0]

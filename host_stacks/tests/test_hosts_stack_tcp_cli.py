@@ -1,0 +1,80 @@
+"""tcp-send --stack ratelab's bad input: one line on stderr naming the option,
+exit status 2, no traceback, before any packet (the addresses below are
+never contacted); the ratelab-only options are bad input with --stack kernel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from ratelab_hosts.cli import main
+
+HOST_STACKS = Path(__file__).resolve().parents[1]
+SEND = ["tcp-send", "--dst", "10.0.0.2:9"]
+RATELAB = [*SEND, "--stack", "ratelab", "--src", "10.0.1.2"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([*RATELAB, "--cc", "bbr"], '--cc: unknown algorithm "bbr" (expected reno, newreno,'),
+        ([*RATELAB, "--cc", "Reno"], '--cc: unknown algorithm "Reno"'),
+        ([*RATELAB, "--cc", "reno", "--iw", "0"], "--iw: must be 1 to 1000 segments, got 0"),
+        ([*RATELAB, "--cc", "reno", "--iw", "-4"], "--iw: must be 1 to 1000 segments, got -4"),
+        ([*RATELAB, "--cc", "reno", "--iw", "1001"], "--iw: must be 1 to 1000 segments, got 1001"),
+        ([*RATELAB, "--cc", "reno", "--iw", "ten"], "argument --iw: not a whole number: 'ten'"),
+        (
+            [*RATELAB, "--cc", "reno", "--initial-rto", "0"],
+            "--initial-rto: must be 1 ms to 60 s, got 0 ms",
+        ),
+        (
+            [*RATELAB, "--cc", "reno", "--initial-rto", "61s"],
+            "--initial-rto: must be 1 ms to 60 s, got 61000 ms",
+        ),
+        ([*RATELAB, "--cc", "reno", "--initial-rto", "-1"], "argument --initial-rto: not a dur"),
+        (
+            [*RATELAB, "--cc", "reno", "--min-rto", "500us"],
+            "--min-rto: must be 1 ms to 60 s, got 0.5 ms",
+        ),
+        ([*SEND, "--stack", "ratelab", "--cc", "reno"], "--stack ratelab needs --src"),
+        ([*SEND, "--stack", "quic", "--cc", "reno"], "argument --stack: invalid choice: 'quic'"),
+        ([*RATELAB, "--cc", "reno", "--src", "10.0.1"], "argument --src: not an IPv4 address"),
+        ([*RATELAB, "--cc", "reno", "--pattern", "stream"], "needs --rate"),
+        ([*SEND, "--cc", "reno", "--iw", "10"], "--iw goes with --stack ratelab only"),
+        ([*SEND, "--cc", "reno", "--initial-rto", "1s"], "--initial-rto goes with --stack ratelab"),
+        ([*SEND, "--cc", "reno", "--min-rto", "1s"], "--min-rto goes with --stack ratelab only"),
+        ([*SEND, "--cc", "reno", "--no-sack"], "--no-sack goes with --stack ratelab only"),
+        ([*SEND, "--cc", "reno", "--no-delayed-ack"], "--no-delayed-ack goes with --stack ratelab"),
+        ([*SEND, "--cc", "reno", "--prr"], "--prr goes with --stack ratelab only"),
+        ([*SEND, "--cc", "reno", "--src", "10.0.1.2"], "--src goes with --stack ratelab only"),
+        (
+            [*SEND, "--stack", "kernel", "--cc", "reno", "--iw", "3"],
+            "--iw goes with --stack ratelab only",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_option_and_status_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("ratelab_hosts: error: ") and message in err, err
+
+
+def test_module_entry_point_reports_without_traceback() -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HOST_STACKS), *sys.path])}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ratelab_hosts", *RATELAB, "--cc", "vegas", "--iw", "5000"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == "ratelab_hosts: error: --iw: must be 1 to 1000 segments, got 5000\n"
