@@ -460,3 +460,66 @@ fn bad_scenarios_name_the_field() {
     assert!(e.field.starts_with("x.json:2:"), "{e}");
     assert!(e.message.contains("unknown field `speed`"), "{e}");
 }
+
+fn cli(args: &[&Path]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ratelab-netsim"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_command_line_writes_the_results_and_rejects_bad_input_in_one_line() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("netsim-cli");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let router = dir.join("router.json");
+    std::fs::write(&router, &fixtures().program).unwrap();
+    let good = dir.join("good.json");
+    let s = mixed_dumbbell(3);
+    std::fs::write(&good, s.to_json()).unwrap();
+    let out = dir.join("out");
+    let o = cli(&[&good, &router, &out]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        stdout.starts_with("reno sender -> receiver (tcp/reno): "),
+        "{stdout}"
+    );
+    let expected = run(&s);
+    let written = |n: &str| std::fs::read_to_string(out.join(n)).unwrap();
+    assert_eq!(written("results.json"), expected.to_json());
+    assert_eq!(written("flows.csv"), expected.flows_csv());
+    assert_eq!(written("ports.csv"), expected.ports_csv());
+    assert_eq!(written("drops.csv"), expected.drops_csv());
+    assert_eq!(written("queue.csv"), expected.queue_csv());
+
+    let mut bad = s.clone();
+    bad.links[0].reverse = Some(ratelab_netsim::scenario::DirectionSpec {
+        rate_bps: 0,
+        delay_ns: 0,
+        queue_limit: None,
+    });
+    let bad_file = dir.join("bad.json");
+    std::fs::write(&bad_file, bad.to_json()).unwrap();
+    let bad_out = dir.join("bad_out");
+    let o = cli(&[&bad_file, &router, &bad_out]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "ratelab-netsim: {}: links[0].reverse.rate_bps: expected a rate above 0 bit/s, got 0\n",
+            bad_file.display()
+        )
+    );
+    assert!(!bad_out.exists());
+
+    std::fs::write(&bad_file, "{\"duration_ns\": 1,").unwrap();
+    let o = cli(&[&bad_file, &router, &bad_out]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.json:1:"), "{err}");
+    assert!(!bad_out.exists());
+}
