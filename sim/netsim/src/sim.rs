@@ -341,8 +341,10 @@ impl Simulator {
                 to: Node::Router(r, port),
                 frame,
             } => {
-                self.routers[r].sw.inject(port, &frame, engine_us(self.now));
-                self.recycle(frame);
+                let sw = &mut self.routers[r].sw;
+                sw.inject(port, &frame, engine_us(self.now));
+                // The router's frames are deparsed into buffers it is given back.
+                sw.recycle(frame);
                 self.drain_router(r);
             }
             Event::HostTimer { host, ep } => {
