@@ -15,7 +15,8 @@
 // Writes a CSV trace (one row every 10 ms of simulated time) and a JSON
 // summary. Usage:
 //   stack_dumbbell --cc=reno|newreno|cubic|vegas --csv=FILE --summary=FILE
-//                  [--duration=SECONDS] [--iw=SEGMENTS] [--ack-every-segment=1]
+//                  [--duration=SECONDS] [--iw=SEGMENTS] [--ack-every-segment=0|1]
+// (--ack-every-segment=1: no delayed ACKs).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -32,6 +33,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 
 using namespace ns3;
@@ -54,15 +56,21 @@ Fail(const std::string& message)
 
 // A number from the command line, or a one-line error naming the option.
 double
-ParseNumber(const std::string& option, const std::string& text, double lo, double hi)
+ParseNumber(const std::string& option,
+            const std::string& text,
+            double lo,
+            double hi,
+            const std::string& unit)
 {
     errno = 0;
     char* end = nullptr;
     double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || v < lo || v > hi)
     {
-        Fail("--" + option + ": expected a number from " + std::to_string(lo) + " to " +
-             std::to_string(hi) + ", got '" + text + "'");
+        std::ostringstream message;
+        message << "--" << option << ": expected " << lo << " to " << hi << " " << unit
+                << ", got '" << text << "'";
+        Fail(message.str());
     }
     return v;
 }
@@ -186,20 +194,40 @@ Sample()
 int
 main(int argc, char* argv[])
 {
-    std::string cc;
-    std::string csvPath;
-    std::string summaryPath;
-    std::string durationText = "30";
-    std::string iwText = "10";
-    bool ackEverySegment = false;
-    CommandLine cmd(__FILE__);
-    cmd.AddValue("cc", "congestion control: reno, newreno, cubic or vegas", cc);
-    cmd.AddValue("csv", "trace file to write", csvPath);
-    cmd.AddValue("summary", "JSON summary file to write", summaryPath);
-    cmd.AddValue("duration", "simulated seconds", durationText);
-    cmd.AddValue("iw", "initial window in segments", iwText);
-    cmd.AddValue("ack-every-segment", "no delayed ACKs (1) or ratelab's (0)", ackEverySegment);
-    cmd.Parse(argc, argv);
+    // Options are parsed here, not by ns3::CommandLine, so that a bad one is a
+    // one-line error (CommandLine prints its whole usage).
+    std::map<std::string, std::string> options = {
+        {"cc", ""},
+        {"csv", ""},
+        {"summary", ""},
+        {"duration", "30"},
+        {"iw", "10"},
+        {"ack-every-segment", "0"},
+    };
+    for (int i = 1; i < argc; i++)
+    {
+        std::string arg = argv[i];
+        size_t eq = arg.find('=');
+        if (arg.rfind("--", 0) != 0 || eq == std::string::npos)
+        {
+            Fail("expected --OPTION=VALUE, got '" + arg + "'");
+        }
+        std::string key = arg.substr(2, eq - 2);
+        if (options.find(key) == options.end())
+        {
+            Fail("unknown option --" + key +
+                 " (expected --cc, --csv, --summary, --duration, --iw, --ack-every-segment)");
+        }
+        options[key] = arg.substr(eq + 1);
+    }
+    const std::string& cc = options["cc"];
+    const std::string& csvPath = options["csv"];
+    const std::string& summaryPath = options["summary"];
+    if (options["ack-every-segment"] != "0" && options["ack-every-segment"] != "1")
+    {
+        Fail("--ack-every-segment: expected 0 or 1, got '" + options["ack-every-segment"] + "'");
+    }
+    bool ackEverySegment = options["ack-every-segment"] == "1";
 
     const std::map<std::string, TypeId> models = {
         {"reno", TcpLinuxReno::GetTypeId()},
@@ -216,12 +244,13 @@ main(int argc, char* argv[])
     {
         Fail("--csv and --summary: both output files must be given");
     }
-    double duration = ParseNumber("duration", durationText, 0.1, 3600);
-    auto iw = static_cast<uint32_t>(ParseNumber("iw", iwText, 1, 1000));
-    if (iw != ParseNumber("iw", iwText, 1, 1000))
+    double duration = ParseNumber("duration", options["duration"], 0.1, 3600, "seconds");
+    double iwValue = ParseNumber("iw", options["iw"], 1, 1000, "segments");
+    if (iwValue != std::floor(iwValue))
     {
-        Fail("--iw: expected a whole number of segments, got '" + iwText + "'");
+        Fail("--iw: expected 1 to 1000 segments, got '" + options["iw"] + "'");
     }
+    auto iw = static_cast<uint32_t>(iwValue);
 
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(model->second));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",

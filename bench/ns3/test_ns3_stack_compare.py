@@ -92,6 +92,9 @@ def test_compare_writes_table_and_figure(binaries: dict[str, Path], tmp_path: Pa
         (["--cc=reno", "--duration=0"], "--duration"),
         (["--cc=reno", "--iw=0"], "--iw"),
         (["--cc=reno", "--iw=2.5"], "--iw"),
+        (["--cc=reno", "--ack-every-segment=2"], "--ack-every-segment"),
+        (["--cc=reno", "--bogus=1"], "unknown option --bogus"),
+        (["--cc=reno", "iw"], "expected --OPTION=VALUE"),
     ],
 )
 def test_programs_reject_bad_options(
