@@ -133,7 +133,7 @@ def test_ratelab_tcp_to_the_kernel_sink_without_rst(
     # the capture saw every frame of the flow (data and ACKs), and no RST among them
     assert counts["dropped"] == 0 and counts["tcp"] > TRANSFER // 1448 * 3 // 2, counts
     assert counts["rst"] == 0
-    assert flow["malformed"] == 0 and flow["rtos"] == 0
+    assert flow["malformed"] == 0
     # The token bucket is on the sender's own interface: what it drops, the packet
     # socket reports (ENOBUFS), counted as local drops; each was retransmitted.
     assert flow["retransmissions"] >= flow["local_drops"]
