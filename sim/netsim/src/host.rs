@@ -23,6 +23,12 @@ pub enum EndpointKind {
     },
     UdpSender(UdpSource),
     UdpReceiver(Box<UdpSink>),
+    /// `peer`: the receiver's address (the machine writes IPv4 payloads only).
+    RbccSender {
+        sender: Box<rbcc_host::Sender>,
+        peer: [u8; 4],
+    },
+    RbccReceiver(Box<rbcc_host::Receiver>),
 }
 
 /// One end of a flow on a host.

@@ -20,6 +20,9 @@ pub struct Results {
     pub ports: Vec<PortResult>,
     /// Every drop, by where and why (only nonzero counts).
     pub drops: Vec<DropCount>,
+    /// The router program's other counters per port (only nonzero ones):
+    /// router.p4's packets_in, port_out, rbcc_packets, abt_hits, abt_updates, ...
+    pub counters: Vec<CounterValue>,
     /// Queue taps (empty when off).
     pub sample_registers: Vec<String>,
     pub queue_samples: Vec<QueueSample>,
@@ -41,6 +44,24 @@ pub struct FlowResult {
     pub one_way_delay_mean_ns: f64,
     pub tcp: Option<TcpResult>,
     pub udp: Option<UdpResult>,
+    pub rbcc: Option<RbccResult>,
+}
+
+/// A rate-based flow's sender and receiver summaries (ratelab-rbcc-host).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RbccResult {
+    /// The rate the sender paced at last (B/s): its own, or what the routers echoed.
+    pub rate: u32,
+    /// The router that set the echoed rate (its router id; 0: none).
+    pub bottle_node: u32,
+    pub packets_sent: u64,
+    pub segments_acked: u64,
+    pub retransmissions: u64,
+    pub srtt_us: Option<u64>,
+    /// Data transmissions the receiver saw missing.
+    pub lost: u64,
+    /// FIN seen and everything before it delivered.
+    pub complete: bool,
 }
 
 /// The sender's FlowMeter summary (ratelab-stack `metrics::FlowSummary`).
@@ -88,6 +109,17 @@ pub struct DropCount {
     pub packets: u64,
 }
 
+/// A program counter of a router at one index (= port).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CounterValue {
+    pub router: String,
+    pub port: u32,
+    /// The counter's last name component (`abt_hits`).
+    pub name: String,
+    pub packets: u64,
+    pub bytes: u64,
+}
+
 /// One sample of one router port's queue.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct QueueSample {
@@ -114,14 +146,16 @@ impl Results {
     pub fn flows_csv(&self) -> String {
         let mut s = String::from(
             "flow,from,to,transport,bytes_received,goodput_bps,one_way_delay_mean_ns,\
-             bytes_acked,srtt_ns,min_rtt_ns,retransmissions,rtos,udp_sent,udp_lost\n",
+             bytes_acked,srtt_ns,min_rtt_ns,retransmissions,rtos,udp_sent,udp_lost,\
+             rbcc_rate,rbcc_bottle_node,rbcc_lost\n",
         );
         for f in &self.flows {
             let t = f.tcp.as_ref();
             let u = f.udp.as_ref();
+            let r = f.rbcc.as_ref();
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 f.name,
                 f.from,
                 f.to,
@@ -136,6 +170,9 @@ impl Results {
                 opt(t.map(|t| t.rtos)),
                 opt(u.map(|u| u.sent)),
                 opt(u.map(|u| u.lost)),
+                opt(r.map(|r| u64::from(r.rate))),
+                opt(r.map(|r| u64::from(r.bottle_node))),
+                opt(r.map(|r| r.lost)),
             );
         }
         s
@@ -163,6 +200,19 @@ impl Results {
         s
     }
 
+    /// One line per router, port and counter.
+    pub fn counters_csv(&self) -> String {
+        let mut s = String::from("router,port,counter,packets,bytes\n");
+        for c in &self.counters {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{}",
+                c.router, c.port, c.name, c.packets, c.bytes
+            );
+        }
+        s
+    }
+
     /// One line per sample and port.
     pub fn queue_csv(&self) -> String {
         let mut s = String::from("time_ns,router,port,queue_packets");
@@ -185,13 +235,15 @@ impl Results {
         s
     }
 
-    /// Writes results.json, flows.csv, ports.csv, drops.csv and queue.csv into `dir`.
+    /// Writes results.json, flows.csv, ports.csv, drops.csv, counters.csv
+    /// and queue.csv into `dir`.
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("results.json"), self.to_json())?;
         std::fs::write(dir.join("flows.csv"), self.flows_csv())?;
         std::fs::write(dir.join("ports.csv"), self.ports_csv())?;
         std::fs::write(dir.join("drops.csv"), self.drops_csv())?;
+        std::fs::write(dir.join("counters.csv"), self.counters_csv())?;
         std::fs::write(dir.join("queue.csv"), self.queue_csv())
     }
 

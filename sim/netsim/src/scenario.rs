@@ -138,7 +138,7 @@ pub struct DirectionSpec {
     pub queue_limit: Option<usize>,
 }
 
-/// A flow between two hosts: exactly one of `tcp` and `udp`.
+/// A flow between two hosts: exactly one of `tcp`, `udp` and `rbcc`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -155,6 +155,26 @@ pub struct FlowSpec {
     pub tcp: Option<TcpSpec>,
     #[serde(default)]
     pub udp: Option<UdpSpec>,
+    #[serde(default)]
+    pub rbcc: Option<RbccSpec>,
+}
+
+/// A rate-based (RBCC/TRUMP) sender and receiver from ratelab-rbcc-host.
+/// It sends until `stop_ns` (or the end of the run) or `segments` data
+/// packets, whichever comes first.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RbccSpec {
+    /// The rate the sender asks for (bit/s; a whole number of bytes per second).
+    pub rate_bps: u64,
+    /// Paces data before the first ACK (bit/s; default `rate_bps`).
+    #[serde(default)]
+    pub initial_rate_bps: Option<u64>,
+    /// IPv4 total length of each data packet (default 1000, the crate's).
+    #[serde(default)]
+    pub size: Option<u16>,
+    #[serde(default)]
+    pub segments: Option<u64>,
 }
 
 /// A ratelab-stack TCP connection and the application writing into it.

@@ -6,7 +6,8 @@ use crate::events::{EventQueue, Nanos};
 use crate::frame::{self, Addresses, HEADERS};
 use crate::host::{Endpoint, EndpointKind, Host};
 use crate::results::{
-    DropCount, FlowResult, PortResult, QueueSample, Results, TcpResult, UdpResult,
+    CounterValue, DropCount, FlowResult, PortResult, QueueSample, RbccResult, Results, TcpResult,
+    UdpResult,
 };
 use crate::router::{engine_us, Router};
 use crate::scenario::{AppSpec, FlowSpec, Scenario, ScenarioError};
@@ -18,6 +19,8 @@ use ratelab_stack::metrics::FlowMeter;
 use ratelab_stack::tcp::{Config, Connection, Endpoint as StackEndpoint};
 use ratelab_stack::udp::{self, Pattern, SourceConfig, UdpSink, UdpSource};
 use ratelab_stack::wire::{PROTO_TCP, PROTO_UDP};
+use rbcc_host::wire::IPPROTO_RBCC;
+use rbcc_host::{Receiver, Sender, SenderConfig};
 use std::collections::BTreeMap;
 
 /// Message size of the applications when the scenario does not say.
@@ -75,6 +78,7 @@ pub struct Simulator {
     host_counters: Vec<HostCounters>,
     flows: Vec<FlowEnds>,
     tcp_configs: Vec<Option<Config>>,
+    rbcc_configs: Vec<Option<SenderConfig>>,
     queue: EventQueue<Event>,
     now: Nanos,
     /// Drops outside the router program, by place and cause.
@@ -136,6 +140,57 @@ fn tcp_config(f: &FlowSpec, fi: usize) -> Result<Option<Config>, ScenarioError> 
     Ok(Some(cfg))
 }
 
+/// The RBCC sender's settings of flow `fi` (rates in B/s, times in µs).
+fn rbcc_config(s: &Scenario, fi: usize) -> Result<Option<SenderConfig>, ScenarioError> {
+    let f = &s.flows[fi];
+    let Some(r) = &f.rbcc else { return Ok(None) };
+    let field = format!("flows[{fi}].rbcc");
+    let bytes_per_s = |bps: u64, key: &str| {
+        u32::try_from(bps / 8)
+            .ok()
+            .filter(|b| (1..u32::MAX).contains(b))
+            .ok_or_else(|| {
+                ScenarioError::new(
+                    format!("{field}.{key}"),
+                    format!(
+                        "expected 8 to {} bit/s, got {bps}",
+                        (u64::from(u32::MAX) - 1) * 8
+                    ),
+                )
+            })
+    };
+    let desired = bytes_per_s(r.rate_bps, "rate_bps")?;
+    let initial = match r.initial_rate_bps {
+        Some(bps) => bytes_per_s(bps, "initial_rate_bps")?,
+        None => desired,
+    };
+    let until = f.stop_ns.unwrap_or(s.duration_ns);
+    let duration_us = until.saturating_sub(f.start_ns) / 1000;
+    let mut cfg = SenderConfig::new(desired, initial, r.segments, Some(duration_us));
+    cfg.flow_id = rbcc_flow_id(fi);
+    if let Some(size) = r.size {
+        cfg.size = size;
+    }
+    cfg.validate()
+        .map_err(|message| ScenarioError::new(field, message))?;
+    Ok(Some(cfg))
+}
+
+/// RBCC flows are told apart by the TRUMP header's flow id: flow index + 1.
+fn rbcc_flow_id(fi: usize) -> u16 {
+    fi as u16 + 1
+}
+
+/// The next call a machine in µs asks for at `at_us`, in ns, after `now`.
+fn wake_from_us(at_us: u64, now: Nanos) -> Nanos {
+    let at = at_us.saturating_mul(1000);
+    if at > now {
+        at
+    } else {
+        (now / 1000 + 1) * 1000
+    }
+}
+
 fn app(spec: &AppSpec) -> Box<dyn Application> {
     let size = |s: &Option<usize>| s.unwrap_or(DEFAULT_MESSAGE_SIZE);
     match spec {
@@ -188,6 +243,9 @@ impl Simulator {
             .enumerate()
             .map(|(i, f)| tcp_config(f, i))
             .collect::<Result<Vec<_>, _>>()?;
+        let rbcc_configs = (0..s.flows.len())
+            .map(|i| rbcc_config(s, i))
+            .collect::<Result<Vec<_>, _>>()?;
         if let Some(sample) = &s.sample {
             for (i, name) in sample.registers.iter().enumerate() {
                 if let Some(r) = routers.first() {
@@ -207,9 +265,13 @@ impl Simulator {
         let mut queue = EventQueue::default();
         for (fi, f) in s.flows.iter().enumerate() {
             let (a, b) = (topo.host_index[&f.from], topo.host_index[&f.to]);
-            let (sport, dport) = (SENDER_PORT + fi as u16, RECEIVER_PORT + fi as u16);
+            let (mut sport, mut dport) = (SENDER_PORT + fi as u16, RECEIVER_PORT + fi as u16);
             let local = endpoint(&hosts[b], dport);
-            let (proto, receiver) = if let Some(cfg) = &tcp_configs[fi] {
+            let (proto, receiver) = if rbcc_configs[fi].is_some() {
+                (sport, dport) = (rbcc_flow_id(fi), rbcc_flow_id(fi));
+                let r = Receiver::new(rbcc_flow_id(fi));
+                (IPPROTO_RBCC, EndpointKind::RbccReceiver(Box::new(r)))
+            } else if let Some(cfg) = &tcp_configs[fi] {
                 let iss = derive(s.seed, Kind::TcpIss, 2 * fi + 1) as u32;
                 let conn = Connection::listen(cfg.clone(), local, iss, 0).map_err(|e| {
                     ScenarioError::new(format!("flows[{fi}].tcp.{}", e.field), e.message)
@@ -255,6 +317,7 @@ impl Simulator {
             hosts,
             flows,
             tcp_configs,
+            rbcc_configs,
             queue,
             now: 0,
             drops: BTreeMap::new(),
@@ -386,6 +449,14 @@ impl Simulator {
         let (rh, _) = self.flows[fi].receiver;
         let now = self.now;
         let kind = match &self.tcp_configs[fi] {
+            None if self.rbcc_configs[fi].is_some() => {
+                let cfg = self.rbcc_configs[fi].clone().expect("an RBCC flow");
+                let sender = Sender::new(cfg, now / 1000).expect("checked when built");
+                EndpointKind::RbccSender {
+                    sender: Box::new(sender),
+                    peer: self.hosts[rh].addr,
+                }
+            }
             Some(cfg) => {
                 let spec = self.scenario.flows[fi].tcp.as_ref().expect("a TCP flow");
                 let iss = derive(self.scenario.seed, Kind::TcpIss, 2 * fi) as u32;
@@ -470,7 +541,16 @@ impl Simulator {
                 }
                 src.poll_at()
             }
-            EndpointKind::UdpSender(_) => None,
+            EndpointKind::UdpSender(_) | EndpointKind::RbccReceiver(_) => None,
+            EndpointKind::RbccSender { sender, peer } => {
+                let dst = *peer;
+                // Time only goes forwards, so the µs call cannot fail.
+                let _ = sender.on_timer(now / 1000, |d| {
+                    scratch[HEADERS..HEADERS + d.len()].copy_from_slice(d);
+                    tx.send(scratch, d.len(), IPPROTO_RBCC, dst);
+                });
+                sender.poll_at().map(|at| wake_from_us(at, now))
+            }
         };
         if let Some(w) = wake {
             // A machine that wants to be called at `now` again has just
@@ -536,6 +616,25 @@ impl Tx<'_> {
 }
 
 impl Simulator {
+    /// Sends the `len` transport bytes at `scratch[HEADERS..]` from host `h`.
+    fn send_scratch(&mut self, h: usize, len: usize, protocol: u8, dst: [u8; 4]) {
+        let host = &mut self.hosts[h];
+        let mut tx = Tx {
+            host: h,
+            addr: host.addr,
+            mac: host.mac,
+            out: self.topo.host_out[h],
+            egress: &mut host.egress,
+            next_id: &mut host.next_id,
+            queue: &mut self.queue,
+            drops: &mut self.drops,
+            counters: &mut self.host_counters[h],
+            pool: &mut self.pool,
+            now: self.now,
+        };
+        tx.send(&mut self.scratch, len, protocol, dst);
+    }
+
     fn drop(&mut self, at: Node, cause: &'static str) {
         *self.drops.entry((at, cause)).or_default() += 1;
     }
@@ -557,6 +656,13 @@ impl Simulator {
             Some(b) if p.protocol == PROTO_TCP || p.protocol == PROTO_UDP => {
                 u16::from_be_bytes([b[0], b[1]])
             }
+            _ if p.protocol == IPPROTO_RBCC => match rbcc_host::receiver::demux(p.payload) {
+                Some((flow_id, _)) => flow_id,
+                None => {
+                    self.recycle(frame);
+                    return self.drop(Node::Host(h), "malformed");
+                }
+            },
             _ => {
                 self.recycle(frame);
                 return self.drop(Node::Host(h), "no_endpoint");
@@ -572,6 +678,27 @@ impl Simulator {
                 conn.handle_segment(now, p.src, p.payload)
             }
             EndpointKind::UdpReceiver(sink) => sink.handle_datagram(now, p.src, p.payload),
+            EndpointKind::RbccSender { sender, .. } => {
+                let _ = sender.on_datagram(now / 1000, p.payload);
+            }
+            EndpointKind::RbccReceiver(r) => {
+                // The receiver only answers: its ACK goes straight out.
+                let ack_len = match r.on_datagram(now / 1000, p.payload) {
+                    Some(ack) => {
+                        self.scratch[HEADERS..HEADERS + ack.len()].copy_from_slice(ack);
+                        ack.len()
+                    }
+                    None => 0,
+                };
+                r.take_delivered(|_, _| {});
+                let src = p.src;
+                self.delivered += 1;
+                self.recycle(frame);
+                if ack_len > 0 {
+                    self.send_scratch(h, ack_len, IPPROTO_RBCC, src);
+                }
+                return;
+            }
             EndpointKind::Waiting | EndpointKind::UdpSender(_) => {
                 self.recycle(frame);
                 return self.drop(Node::Host(h), "no_endpoint");
@@ -652,13 +779,14 @@ impl Simulator {
             transport: match (&f.tcp, &f.udp) {
                 (Some(t), _) => format!("tcp/{}", t.cc),
                 (_, Some(u)) => format!("udp/{}", u.pattern),
-                _ => unreachable!("checked: one of tcp and udp"),
+                _ => "rbcc".to_string(),
             },
             bytes_received: 0,
             goodput_bps: 0.0,
             one_way_delay_mean_ns: 0.0,
             tcp: None,
             udp: None,
+            rbcc: None,
         };
         match receiver {
             EndpointKind::TcpReceiver { sink, .. } => {
@@ -681,6 +809,24 @@ impl Simulator {
                     duplicates: sink.duplicates,
                     reordered: sink.reordered,
                 });
+            }
+            EndpointKind::RbccReceiver(rx) => {
+                let got = rx.summary();
+                r.bytes_received = got.bytes_delivered;
+                r.goodput_bps = got.goodput_bps.unwrap_or(0) as f64;
+                if let EndpointKind::RbccSender { sender, .. } = sender {
+                    let sent = sender.summary();
+                    r.rbcc = Some(RbccResult {
+                        rate: sender.rate(),
+                        bottle_node: sender.return_bottle_node(),
+                        packets_sent: sent.packets_sent,
+                        segments_acked: sent.segments_acked,
+                        retransmissions: sent.retransmissions,
+                        srtt_us: sent.srtt_us,
+                        lost: got.lost,
+                        complete: got.complete,
+                    });
+                }
             }
             _ => {}
         }
@@ -711,6 +857,7 @@ impl Simulator {
 
     fn results(&self) -> Results {
         let mut ports = Vec::new();
+        let mut counters = Vec::new();
         let mut drops: Vec<DropCount> = Vec::new();
         let mut add_drop = |node: (String, u32), cause: &str, packets: u64| {
             if packets > 0 {
@@ -724,16 +871,15 @@ impl Simulator {
         };
         for (ri, router) in self.routers.iter().enumerate() {
             let name = &self.scenario.routers[ri].name;
-            // The program's drop counters (router.p4: drop_* indexed by port).
-            let counters: Vec<(String, String)> = router
+            // The program's counters by last name component; router.p4's
+            // drop_* ones (indexed by port) are drops by cause.
+            let mut names: Vec<(String, String)> = router
                 .sw
                 .counter_names()
                 .into_iter()
-                .filter_map(|c| {
-                    let last = c.rsplit('.').next()?.strip_prefix("drop_")?.to_string();
-                    Some((c, last))
-                })
+                .map(|c| (c.rsplit('.').next().unwrap_or(&c).to_string(), c))
                 .collect();
+            names.sort();
             for &port in &self.topo.router_ports[ri] {
                 let st = router.sw.port_stats(port);
                 ports.push(PortResult {
@@ -744,12 +890,22 @@ impl Simulator {
                     tx_packets: st.tx_packets,
                     tx_bytes: st.tx_bytes,
                 });
-                for (counter, cause) in &counters {
-                    let n = router
-                        .sw
-                        .counter_read(counter, port as usize)
-                        .map_or(0, |c| c.0);
-                    add_drop((name.clone(), port), cause, n);
+                for (short, counter) in &names {
+                    let Ok((packets, bytes)) = router.sw.counter_read(counter, port as usize)
+                    else {
+                        continue; // an index past the counter array
+                    };
+                    if let Some(cause) = short.strip_prefix("drop_") {
+                        add_drop((name.clone(), port), cause, packets);
+                    } else if packets > 0 || bytes > 0 {
+                        counters.push(CounterValue {
+                            router: name.clone(),
+                            port,
+                            name: short.clone(),
+                            packets,
+                            bytes,
+                        });
+                    }
                 }
                 add_drop((name.clone(), port), "switch_queue_full", st.queue_drops);
                 add_drop((name.clone(), port), "switch_mtu", st.mtu_drops);
@@ -779,6 +935,7 @@ impl Simulator {
                 .collect(),
             ports,
             drops,
+            counters,
             sample_registers: self
                 .scenario
                 .sample

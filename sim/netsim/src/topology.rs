@@ -291,9 +291,9 @@ impl Topology {
             if f.stop_ns.is_some_and(|t| t <= f.start_ns) {
                 return err(format!("{field}.stop_ns"), "expected a time after start_ns");
             }
-            match (&f.tcp, &f.udp) {
-                (Some(_), None) | (None, Some(_)) => {}
-                _ => return err(&field, "expected exactly one of `tcp` and `udp`"),
+            let kinds = [f.tcp.is_some(), f.udp.is_some(), f.rbcc.is_some()];
+            if kinds.iter().filter(|&&k| k).count() != 1 {
+                return err(&field, "expected exactly one of `tcp`, `udp` and `rbcc`");
             }
             if let Some(why) = self.path_error(s, a, b) {
                 return err(
@@ -301,12 +301,12 @@ impl Topology {
                     format!("{:?} cannot reach {:?}: {why}", f.from, f.to),
                 );
             }
-            if f.tcp.is_some() {
+            if f.udp.is_none() {
                 if let Some(why) = self.path_error(s, b, a) {
                     return err(
                         format!("{field}.from"),
                         format!(
-                            "{:?} cannot reach {:?} (TCP needs the way back): {why}",
+                            "{:?} cannot reach {:?} (its acknowledgements need the way back): {why}",
                             f.to, f.from
                         ),
                     );

@@ -88,6 +88,7 @@ fn tcp(name: &str, from: &str, to: &str, cc: &str, app: AppSpec) -> FlowSpec {
             mss: None,
         }),
         udp: None,
+        rbcc: None,
     }
 }
 
@@ -110,6 +111,7 @@ fn udp(name: &str, from: &str, to: &str, pattern: &str, rate_bps: u64) -> FlowSp
             on_ns: None,
             off_ns: None,
         }),
+        rbcc: None,
     }
 }
 
@@ -452,6 +454,26 @@ fn bad_scenarios_name_the_field() {
         .push(udp("u", "receiver", "sender", "gaussian", 1_000));
     assert_eq!(error(&s).field, "flows[1].udp.pattern");
 
+    let mut s = base();
+    s.flows[0].tcp = None;
+    s.flows[0].rbcc = Some(ratelab_netsim::scenario::RbccSpec {
+        rate_bps: 7,
+        initial_rate_bps: None,
+        size: None,
+        segments: None,
+    });
+    let e = error(&s);
+    assert_eq!(e.field, "flows[0].rbcc.rate_bps");
+    assert!(e.message.starts_with("expected 8 to "), "{e}");
+
+    let mut s = base();
+    s.flows.push(udp("u", "receiver", "sender", "cbr", 1_000));
+    s.flows[1].tcp = s.flows[0].tcp.clone();
+    assert_eq!(
+        error(&s).to_string(),
+        "flows[1]: expected exactly one of `tcp`, `udp` and `rbcc`"
+    );
+
     let e = Scenario::from_json(
         "{\"duration_ns\": 5,\n \"hosts\": [], \"links\": [], \"speed\": 1}",
         "x.json",
@@ -492,6 +514,7 @@ fn the_command_line_writes_the_results_and_rejects_bad_input_in_one_line() {
     assert_eq!(written("flows.csv"), expected.flows_csv());
     assert_eq!(written("ports.csv"), expected.ports_csv());
     assert_eq!(written("drops.csv"), expected.drops_csv());
+    assert_eq!(written("counters.csv"), expected.counters_csv());
     assert_eq!(written("queue.csv"), expected.queue_csv());
 
     let mut bad = s.clone();
@@ -522,4 +545,62 @@ fn the_command_line_writes_the_results_and_rejects_bad_input_in_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.json:1:"), "{err}");
     assert!(!bad_out.exists());
+}
+
+fn rbcc(name: &str, from: &str, rate_bps: u64) -> FlowSpec {
+    FlowSpec {
+        name: name.into(),
+        from: from.into(),
+        to: "dst".into(),
+        start_ns: 0,
+        stop_ns: None,
+        tcp: None,
+        udp: None,
+        rbcc: Some(ratelab_netsim::scenario::RbccSpec {
+            rate_bps,
+            initial_rate_bps: None,
+            size: Some(1500),
+            segments: None,
+        }),
+    }
+}
+
+#[test]
+fn rbcc_flows_get_the_bottleneck_routers_fair_share() {
+    let s = three_routers(
+        plans(&fixtures().three_routers),
+        vec![
+            rbcc("rbcc1", "src1", 8_000_000),
+            rbcc("rbcc2", "src2", 8_000_000),
+        ],
+        6 * S,
+    );
+    let mut s = s;
+    s.flows.iter_mut().for_each(|f| f.stop_ns = Some(5 * S));
+    let r = run(&s);
+    // r2 -> r3: 8 Mbit/s, utilisation 0.9: 900,000 B/s for RBCC, two flows.
+    for f in &r.flows {
+        let x = f.rbcc.as_ref().unwrap();
+        assert_eq!(x.rate, 450_000, "{f:?}");
+        assert_eq!(x.bottle_node, u32::from_be_bytes([10, 0, 0, 2]), "{f:?}");
+        assert!(x.complete && x.lost == 0 && x.retransmissions == 0, "{f:?}");
+        // 1,432 data bytes in every 1,500-byte packet at 450,000 B/s.
+        let paced = 450_000.0 * 8.0 * 1432.0 / 1500.0;
+        assert!((f.goodput_bps - paced).abs() < 0.03 * paced, "{f:?}");
+    }
+    assert!(r.drops.is_empty(), "{:?}", r.drops);
+    let counter = |router: &str, port: u32, name: &str| {
+        r.counters
+            .iter()
+            .find(|c| c.router == router && c.port == port && c.name == name)
+            .map_or(0, |c| c.packets)
+    };
+    // At the bottleneck each RBCC packet is an ABT hit or an update; each
+    // flow was inserted once and updated only while the shares settled.
+    let rbcc_packets = counter("r2", 3, "rbcc_packets");
+    assert!(rbcc_packets > 3000, "{rbcc_packets}");
+    let updates = counter("r2", 3, "abt_updates");
+    assert_eq!(counter("r2", 3, "abt_hits") + updates, rbcc_packets);
+    assert_eq!(counter("r2", 3, "abt_inserts"), 2);
+    assert!((2..=6).contains(&updates), "{:?}", r.counters);
 }

@@ -24,6 +24,7 @@ fn flow(name: &str) -> FlowSpec {
         stop_ns: None,
         tcp: None,
         udp: None,
+        rbcc: None,
     }
 }
 

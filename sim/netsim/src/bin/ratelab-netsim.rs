@@ -2,8 +2,8 @@
 //!
 //! ratelab-netsim SCENARIO_JSON ROUTER_JSON OUT_DIR
 //!
-//! OUT_DIR gets results.json, flows.csv, ports.csv, drops.csv and queue.csv;
-//! a one-line summary per flow goes to stdout. Bad input: one line on
+//! OUT_DIR gets results.json, flows.csv, ports.csv, drops.csv, counters.csv and
+//! queue.csv; a one-line summary per flow goes to stdout. Bad input: one line on
 //! stderr naming the file and field, exit status 1, nothing written.
 
 use ratelab_netsim::{Scenario, Simulator};
