@@ -604,3 +604,38 @@ fn rbcc_flows_get_the_bottleneck_routers_fair_share() {
     assert_eq!(counter("r2", 3, "abt_inserts"), 2);
     assert!((2..=6).contains(&updates), "{:?}", r.counters);
 }
+
+#[test]
+fn the_plan_tool_rejects_a_bad_topology_in_one_line_and_writes_nothing() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("netsim-plans");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let topology = dir.join("bad.yaml");
+    std::fs::write(
+        &topology,
+        "duration: 1s\nrouters: {r1: {}}\nhosts: [a, b]\nlinks:\n  - {ends: [a, r9], rate: 1mbit}\n  - {ends: [r1, b], rate: 1mbit}\nflows: []\n",
+    )
+    .unwrap();
+    let out = dir.join("plans.json");
+    let python = std::env::var("RATELAB_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| repo().join(".venv/bin/python"));
+    let tool = repo().join("sim/netsim/tools/router_plans.py");
+    let o = Command::new(&python)
+        .arg(&tool)
+        .arg(&topology)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.yaml:5:"), "{err}");
+    assert!(!out.exists());
+    let o = Command::new(&python)
+        .arg(&tool)
+        .arg(&topology)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
