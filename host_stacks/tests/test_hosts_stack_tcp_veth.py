@@ -179,3 +179,28 @@ def test_setups_where_the_kernel_would_answer_are_refused_in_one_line(pair: Veth
     assert f"no neighbour entry for {ADDR_B} on {pair.ns_a}" in run()
     sh(pair.ns_a, "sysctl", "-qw", "net.ipv4.ip_forward=1")
     assert "ip_forward is 1 on this host" in run()
+
+
+def test_a_sink_that_stops_early_fails_the_flow_with_its_json(
+    pair: VethPair, tmp_path: Path
+) -> None:
+    sent_file = tmp_path / "send.json"
+    sink = pair.spawn(pair.ns_b, "tcp-sink", "--listen", DST, "--duration", "0.5")
+    wait_line(sink, "listening on")
+    send = pair.spawn(
+        pair.ns_a,
+        *("tcp-send", "--stack", "ratelab", "--src", STACK_ADDR, "--dst", DST, "--cc", "cubic"),
+        *("--duration", "5", "--json-out", str(sent_file)),
+    )
+    out, err = send.communicate(timeout=TIMEOUT)
+    sink.communicate(timeout=TIMEOUT)
+    assert send.returncode == 1, err
+    assert len(out.splitlines()) == 1 and ": failed (" in out and "Traceback" not in err
+    [flow] = json.loads(sent_file.read_text())["flows"]
+    # the sink closes with data unread (a RST) or all read (a FIN)
+    assert flow["error"] in (
+        "connection reset by the receiver",
+        "the receiver closed the connection early",
+    )
+    assert flow["state"] == "failed" and flow["elapsed_s"] < 4
+    assert 0 < flow["bytes_acked"] <= flow["bytes_sent"] and flow["samples"]
