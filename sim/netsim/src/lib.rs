@@ -17,6 +17,7 @@
 
 pub mod events;
 pub mod examples;
+mod flows;
 pub mod frame;
 mod host;
 pub mod results;
@@ -27,7 +28,8 @@ mod sim;
 mod topology;
 
 pub use events::{EventQueue, Nanos};
+pub use flows::{DEFAULT_MESSAGE_SIZE, DEFAULT_UDP_SIZE, RECEIVER_PORT, SENDER_PORT};
 pub use results::Results;
 pub use scenario::{Scenario, ScenarioError};
-pub use sim::{Simulator, DEFAULT_MESSAGE_SIZE, DEFAULT_UDP_SIZE, RECEIVER_PORT, SENDER_PORT};
+pub use sim::{Simulator, GATEWAY_MAC};
 pub use topology::DEFAULT_HOST_QUEUE;
