@@ -639,3 +639,41 @@ fn the_plan_tool_rejects_a_bad_topology_in_one_line_and_writes_nothing() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn senders_stop_at_stop_ns_and_on_off_sources_pause() {
+    let mut stopping = tcp("bulk", "sender", "receiver", "cubic", bulk());
+    stopping.stop_ns = Some(S);
+    let r = run(&dumbbell(
+        plans(&fixtures().dumbbell),
+        vec![stopping],
+        8 * S,
+    ));
+    // TCP: what the application wrote by 1 s (up to the 4 MiB send buffer
+    // beyond what was acknowledged) is delivered and acknowledged, then nothing more.
+    let t = &r.flows[0];
+    assert!(t.bytes_received > 4 << 20, "{t:?}");
+    assert!(t.bytes_received < 6 << 20, "{t:?}");
+    assert_eq!(t.bytes_received, t.tcp.as_ref().unwrap().bytes_acked);
+    let on = run(&dumbbell(
+        plans(&fixtures().dumbbell),
+        vec![tcp("bulk", "sender", "receiver", "cubic", bulk())],
+        8 * S,
+    ));
+    assert!(on.flows[0].bytes_received > 8 << 20, "{:?}", on.flows[0]);
+
+    // UDP on-off: on a quarter of the time at 1 Mbit/s of 1500-byte packets
+    // (83.3 a second while on): about 167 packets in 8 s, none lost. The run
+    // ends just before the on period at 8 s (its first packet would be in flight).
+    let mut onoff = udp("onoff", "sender", "receiver", "cbr", 1_000_000);
+    let u = onoff.udp.as_mut().unwrap();
+    (u.on_ns, u.off_ns) = (Some(100 * MS), Some(300 * MS));
+    let r = run(&dumbbell(
+        plans(&fixtures().dumbbell),
+        vec![onoff],
+        8 * S - MS,
+    ));
+    let o = r.flows[0].udp.as_ref().unwrap();
+    assert!((150..=185).contains(&o.sent), "{o:?}");
+    assert_eq!(o.received, o.sent);
+}
