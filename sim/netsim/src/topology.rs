@@ -150,6 +150,35 @@ impl Topology {
                 Some(r) => direction(r, &format!("links[{li}].reverse"), a)?,
                 None => Direction { to: a, ..fwd },
             };
+            let reverse_field = match link.reverse {
+                Some(_) => "reverse",
+                None => "forward", // b -> a copies a -> b
+            };
+            let leaving = [
+                (a, &link.forward, "forward"),
+                (
+                    b,
+                    link.reverse.as_ref().unwrap_or(&link.forward),
+                    reverse_field,
+                ),
+            ];
+            for (i, (end, spec, key)) in leaving.into_iter().enumerate() {
+                if let (Node::Router(r, _), Some(_)) = (end, spec.queue_limit) {
+                    let copied = if i == 1 && link.reverse.is_none() {
+                        " (b -> a copies `forward` when `reverse` is absent)"
+                    } else {
+                        ""
+                    };
+                    return err(
+                        format!("links[{li}].{key}.queue_limit"),
+                        format!(
+                            "expected no queue_limit on a direction leaving router {:?}{copied}: \
+                             a router's queue limit is in its entries",
+                            s.routers[r].name
+                        ),
+                    );
+                }
+            }
             for (end, out, side) in [(a, fwd, "a"), (b, rev, "b")] {
                 let taken = match end {
                     Node::Host(h) => host_out[h].replace(out).is_some(),

@@ -446,6 +446,19 @@ fn bad_scenarios_name_the_field() {
     assert!(e.message.contains("[value, prefix length]"), "{e}");
 
     let mut s = base();
+    s.links[1].forward.queue_limit = Some(5); // r1 -> receiver: the router's entries say
+    let e = error(&s);
+    assert_eq!(e.field, "links[1].forward.queue_limit");
+    assert!(e.message.contains("leaving router \"r1\""), "{e}");
+    let mut s = base();
+    s.links[0].forward.queue_limit = Some(5); // sender -> r1, copied to r1 -> sender
+    let e = error(&s);
+    assert_eq!(e.field, "links[0].forward.queue_limit");
+    assert!(e.message.contains("copies `forward`"), "{e}");
+    s.links[0].reverse = Some(s.links[1].reverse.clone().unwrap());
+    Simulator::new(&s, &fixtures().program).unwrap();
+
+    let mut s = base();
     s.links[1].a.port = None;
     assert_eq!(error(&s).field, "links[1].a.port");
 
