@@ -209,6 +209,12 @@ impl Topology {
             .collect::<Result<Vec<_>, _>>()?;
         for (ri, r) in s.routers.iter().enumerate() {
             for (pi, p) in r.ports.iter().enumerate() {
+                if r.ports[..pi].iter().any(|q| q.port == p.port) {
+                    return err(
+                        format!("routers[{ri}].ports[{pi}].port"),
+                        format!("port {} is listed twice", p.port),
+                    );
+                }
                 if !router_out[ri].contains_key(&p.port) {
                     return err(
                         format!("routers[{ri}].ports[{pi}].port"),
@@ -316,6 +322,12 @@ impl Topology {
             let (a, b) = (host(&f.from, "from")?, host(&f.to, "to")?);
             if a == b {
                 return err(format!("{field}.to"), "expected another host than `from`");
+            }
+            if f.start_ns >= s.duration_ns {
+                return err(
+                    format!("{field}.start_ns"),
+                    format!("expected a time before duration_ns ({})", s.duration_ns),
+                );
             }
             if f.stop_ns.is_some_and(|t| t <= f.start_ns) {
                 return err(format!("{field}.stop_ns"), "expected a time after start_ns");

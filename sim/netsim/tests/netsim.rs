@@ -459,6 +459,18 @@ fn bad_scenarios_name_the_field() {
     Simulator::new(&s, &fixtures().program).unwrap();
 
     let mut s = base();
+    s.flows[0].start_ns = S;
+    assert_eq!(
+        error(&s).to_string(),
+        "flows[0].start_ns: expected a time before duration_ns (1000000000)"
+    );
+
+    let mut s = base();
+    let again = s.routers[0].ports[0].clone();
+    s.routers[0].ports.push(again);
+    assert_eq!(error(&s).field, "routers[0].ports[2].port");
+
+    let mut s = base();
     s.links[1].a.port = None;
     assert_eq!(error(&s).field, "links[1].a.port");
 
