@@ -209,16 +209,37 @@ impl Simulator {
     }
 
     /// Runs to the scenario's duration and returns what it measured.
-    pub fn run(mut self) -> Results {
+    pub fn run(self) -> Results {
+        self.run_with_progress(0, |_, _| {})
+    }
+
+    /// Like [`Simulator::run`], calling `progress(simulated time, events so
+    /// far)` each time another `every_ns` of simulated time has passed, up to
+    /// and including the end (0: never). The callback sees the run; it cannot
+    /// change it.
+    pub fn run_with_progress(
+        mut self,
+        every_ns: Nanos,
+        mut progress: impl FnMut(Nanos, u64),
+    ) -> Results {
         let end = self.scenario.duration_ns;
+        let mut next_report = if every_ns == 0 { Nanos::MAX } else { every_ns };
         while let Some(t) = self.queue.peek_time() {
             if t > end {
                 break;
+            }
+            while t >= next_report {
+                progress(next_report, self.events);
+                next_report = next_report.saturating_add(every_ns);
             }
             let (t, ev) = self.queue.pop().expect("peeked");
             self.now = t;
             self.events += 1;
             self.handle(ev);
+        }
+        while next_report <= end {
+            progress(next_report, self.events);
+            next_report = next_report.saturating_add(every_ns);
         }
         self.now = end;
         self.results()

@@ -702,3 +702,16 @@ fn senders_stop_at_stop_ns_and_on_off_sources_pause() {
     assert!((150..=185).contains(&o.sent), "{o:?}");
     assert_eq!(o.received, o.sent);
 }
+
+#[test]
+fn progress_is_reported_at_every_interval_and_changes_nothing() {
+    let s = mixed_dumbbell(7);
+    let mut seen = Vec::new();
+    let with = Simulator::new(&s, &fixtures().program)
+        .unwrap()
+        .run_with_progress(S / 2, |t, events| seen.push((t, events)));
+    let times: Vec<u64> = seen.iter().map(|p| p.0).collect();
+    assert_eq!(times, (1..=6).map(|i| i * S / 2).collect::<Vec<_>>());
+    assert!(seen.windows(2).all(|w| w[0].1 < w[1].1), "{seen:?}");
+    assert_eq!(with.to_json(), run(&s).to_json());
+}

@@ -4,11 +4,13 @@
 //!
 //! OUT_DIR gets results.json, flows.csv, ports.csv, drops.csv, counters.csv and
 //! queue.csv; a one-line summary per flow goes to stdout. Bad input: one line on
-//! stderr naming the file and field, exit status 1, nothing written.
+//! stderr naming the file and field, exit status 1, nothing written. A run
+//! that takes more than 2 s reports its progress on stderr every tenth.
 
 use ratelab_netsim::{Scenario, Simulator};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Instant;
 
 fn run(args: &[String]) -> Result<String, String> {
     let [scenario, router, out] = args else {
@@ -19,7 +21,20 @@ fn run(args: &[String]) -> Result<String, String> {
     let s = Scenario::from_json(&text, scenario).map_err(|e| e.to_string())?;
     let program = read(router)?;
     let sim = Simulator::new(&s, &program).map_err(|e| format!("{scenario}: {e}"))?;
-    let results = sim.run();
+    // Progress on stderr every tenth of the run, once it has taken 2 s.
+    let started = Instant::now();
+    let tenth = (s.duration_ns / 10).max(1);
+    let results = sim.run_with_progress(tenth, |t, events| {
+        if started.elapsed().as_secs() >= 2 {
+            eprintln!(
+                "ratelab-netsim: {} % ({:.1} of {:.1} s simulated, {events} events, {:.1} s)",
+                t / tenth * 10,
+                t as f64 / 1e9,
+                s.duration_ns as f64 / 1e9,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    });
     results
         .write_dir(Path::new(out))
         .map_err(|e| format!("{out}: {e}"))?;
