@@ -7,7 +7,7 @@
 # iproute2, ethtool and iputils-ping are in the top Makefile's shared APT_PACKAGES.
 APT_PACKAGES += mininet
 
-.PHONY: net-dumbbell net-three-routers
+.PHONY: net-dumbbell net-three-routers net-stacks
 
 # bufferbloat on a dumbbell: small vs large FIFO queue vs RED, compared
 net-dumbbell: deps
@@ -16,3 +16,7 @@ net-dumbbell: deps
 # RBCC flows beside Reno over three routers
 net-three-routers: deps
 	$(VENV)/bin/ratelab-net run sim/examples/three_routers.yaml
+
+# the ratelab TCP stack (Reno, Cubic) beside the kernel's, and Vegas's queue
+net-stacks: deps
+	$(VENV)/bin/ratelab-net run sim/examples/stacks.yaml
