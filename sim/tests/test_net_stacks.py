@@ -228,3 +228,16 @@ def test_rate_plot_shows_sending_and_echoed_rate_with_the_router(tmp_path: Path)
     assert list(sent.get_ydata()) == [0.4, 8.0, 8.0]
     assert list(echoed.get_xdata()) == [3.0, 8.0] and list(echoed.get_ydata()) == [8.0, 8.0]
     plt.close(fig)
+
+
+def test_run_with_a_bad_knob_starts_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(TOPOLOGY.replace("initial_rto: 3s", "initial_rto: 90s"))
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.endswith("error: flows[0].initial_rto: expected 1ms to 60s, got '90s'\n")
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert captured.out == "" and not out.exists()  # checked before anything was built
