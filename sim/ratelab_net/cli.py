@@ -1,6 +1,6 @@
 """`ratelab-net`: run a topology file in Mininet with ratelab routers (docs/NET.md).
 
-    ratelab-net check TOPOLOGY                 validate it, print the routers' plans
+    ratelab-net check TOPOLOGY                 validate it, print the routers' plans and flows
     ratelab-net run TOPOLOGY [--out DIR] [--target ratelab|bmv2] [--allow-no-delay] [--no-plots]
     ratelab-net clean                          remove what a killed run left behind
 
@@ -63,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     set_help = "override a setting, e.g. links[1].queue_limit=200 (repeatable)"
-    c = sub.add_parser("check", help="validate a topology file and print the routers' plans")
+    c = sub.add_parser(
+        "check", help="validate a topology file, print the routers' plans and the flows"
+    )
     c.add_argument("topology")
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
     c.add_argument("--variant", help="check only this variant of the file's `variants`")
