@@ -185,8 +185,19 @@ impl Testbed {
         ab: LinkConfig,
         ba: LinkConfig,
     ) -> Result<Testbed, ConfigError> {
+        Testbed::with_iss(a_cfg, b_cfg, ab, ba, 0x1000_0000)
+    }
+
+    /// As [`Testbed::new`], with A's initial send sequence number `iss`.
+    pub fn with_iss(
+        a_cfg: Config,
+        b_cfg: Config,
+        ab: LinkConfig,
+        ba: LinkConfig,
+        iss: u32,
+    ) -> Result<Testbed, ConfigError> {
         Ok(Testbed {
-            a: Connection::connect(a_cfg, A, B, 0x1000_0000, 0)?,
+            a: Connection::connect(a_cfg, A, B, iss, 0)?,
             b: Connection::listen(b_cfg, B, 0x7000_0000, 0)?,
             links: [Link::new(ab, 1), Link::new(ba, 2)],
             heap: BinaryHeap::new(),

@@ -166,12 +166,12 @@ fn on_off_is_silent_while_off() {
 #[test]
 fn vegas_keeps_the_queue_short_where_reno_fills_it() {
     // Mean queue over 5..15 s (after slow start), goodput, drops.
-    let measure = |cc: CcKind| {
+    let measure_iss = |cc: CcKind, iss: u32| {
         let cfg = Config {
             cc,
             ..Config::default()
         };
-        let mut tb = Testbed::with_config(cfg, link(), link()).unwrap();
+        let mut tb = Testbed::with_iss(cfg.clone(), cfg, link(), link(), iss).unwrap();
         let mut bulk = Bulk::new(1448);
         let mut sink = Sink::new(false);
         let mut step = |now, a: &mut Connection, b: &mut Connection| {
@@ -189,6 +189,7 @@ fn vegas_keeps_the_queue_short_where_reno_fills_it() {
         let goodput = (tb.a.stats().bytes_acked - acked) as f64 * 8.0 / 10.0;
         (mean, goodput, after.queue_drops - before.queue_drops)
     };
+    let measure = |cc: CcKind| measure_iss(cc, 0x1000_0000);
     let (q_reno, g_reno, drops_reno) = measure(CcKind::Reno);
     let (q_vegas, g_vegas, drops_vegas) = measure(CcKind::Vegas(VegasParams::default()));
     let (q_cubic, _, _) = measure(CcKind::Cubic(CubicParams::default()));
@@ -206,4 +207,12 @@ fn vegas_keeps_the_queue_short_where_reno_fills_it() {
         g_vegas > 0.95 * g_reno,
         "without losing goodput: {g_vegas} vs {g_reno}"
     );
+    // The same above 2^31 and across the wrap of the sequence space.
+    for iss in [3_000_000_000, u32::MAX - 20_000] {
+        let (q, g, drops) = measure_iss(CcKind::Vegas(VegasParams::default()), iss);
+        assert!(
+            q < 6.0 && drops == 0 && g > 0.95 * g_reno,
+            "ISS {iss}: mean queue {q}, drops {drops}, goodput {g}"
+        );
+    }
 }

@@ -37,8 +37,11 @@ pub struct Vegas {
     min_rtt: Nanos,
     /// RTT samples in the current round trip.
     cnt_rtt: u32,
-    /// The round trip ends when this sequence number is acknowledged.
-    beg_snd_nxt: u32,
+    /// The round trip ends when this sequence number is acknowledged; `None`
+    /// until the first ACK starts the first round (as tcp_vegas starts it at
+    /// the connection's SND.NXT: any fixed number would lie "in the future"
+    /// of half of all initial sequence numbers, and no round would end).
+    beg_snd_nxt: Option<u32>,
     /// diff of the last decision (segments), for measurements.
     last_diff: f64,
 }
@@ -51,7 +54,7 @@ impl Vegas {
             base_rtt: Nanos::MAX,
             min_rtt: Nanos::MAX,
             cnt_rtt: 0,
-            beg_snd_nxt: 0,
+            beg_snd_nxt: None,
             last_diff: 0.0,
         }
     }
@@ -108,9 +111,17 @@ impl CongestionControl for Vegas {
             self.min_rtt = self.min_rtt.min(rtt);
             self.cnt_rtt += 1;
         }
-        if seq::gt(ack.ack, self.beg_snd_nxt) {
+        let Some(beg_snd_nxt) = self.beg_snd_nxt else {
+            // The first ACK: the first round trip ends when what is sent now is acknowledged.
+            self.beg_snd_nxt = Some(ack.snd_nxt);
+            if self.w.in_slow_start() {
+                self.w.slow_start(ack.acked);
+            }
+            return;
+        };
+        if seq::gt(ack.ack, beg_snd_nxt) {
             // A round trip ended: decide once, start the next one.
-            self.beg_snd_nxt = ack.snd_nxt;
+            self.beg_snd_nxt = Some(ack.snd_nxt);
             if self.cnt_rtt <= 2 {
                 // Too few samples to trust: Reno (as tcp_vegas).
                 self.w.grow(ack.acked);
@@ -164,14 +175,14 @@ mod tests {
 
     /// Drive one round trip: `n` ACKs with RTT `rtt`, the last one ending the round.
     fn round(v: &mut Vegas, una: &mut u32, rtt: Nanos, n: u32) {
-        v.beg_snd_nxt = *una + (n - 1) * MSS as u32;
+        v.beg_snd_nxt = Some(una.wrapping_add((n - 1) * MSS as u32));
         for _ in 0..n {
-            *una += MSS as u32;
+            *una = una.wrapping_add(MSS as u32);
             let s = AckSample {
                 acked: MSS,
                 rtt: Some(rtt),
                 ack: *una,
-                snd_nxt: *una + 100 * MSS as u32,
+                snd_nxt: una.wrapping_add(100 * MSS as u32),
                 ..AckSample::default()
             };
             v.on_ack(&s);
@@ -235,6 +246,53 @@ mod tests {
         assert!(diff(w, 120, 100) > 1);
         assert_eq!(v.window(), (w * 100 / 120 + 1).min(w) * MSS);
         assert!(!v.w.in_slow_start());
+    }
+
+    /// A sender whose first data segment is `isn + 1`, one ACK per segment,
+    /// on a path of 20 segments' BDP and 100 ms base RTT: the RTT grows with
+    /// the queue (cwnd beyond the BDP). Returns Vegas after `acks` ACKs.
+    fn through_a_queue(isn: u32, acks: u32) -> Vegas {
+        let mut v = Vegas::new(MSS, 10 * MSS, VegasParams::default());
+        let bdp = 20;
+        let mut una = isn.wrapping_add(1);
+        for _ in 0..acks {
+            una = una.wrapping_add(MSS as u32);
+            let flight = v.window() / MSS;
+            let rtt = 100 * MS * flight.max(bdp) / bdp;
+            let s = AckSample {
+                acked: MSS,
+                rtt: Some(rtt),
+                ack: una,
+                snd_nxt: una.wrapping_add(v.window() as u32),
+                ..AckSample::default()
+            };
+            v.on_ack(&s);
+        }
+        v
+    }
+
+    #[test]
+    fn rounds_end_whatever_the_initial_sequence_number() {
+        let isns = [
+            0,
+            5,
+            0x7fff_fff0,
+            0x8000_0000,
+            3_000_000_000,
+            u32::MAX - 10,
+            u32::MAX,
+        ];
+        for isn in isns {
+            let v = through_a_queue(isn, 3000);
+            assert!(
+                !v.w.in_slow_start(),
+                "ISN {isn}: Vegas never left slow start (cwnd {})",
+                v.window() / MSS
+            );
+            // diff stays near alpha..beta: cwnd within a few segments of the BDP.
+            let cwnd = v.window() / MSS;
+            assert!((18..=26).contains(&cwnd), "ISN {isn}: cwnd {cwnd}");
+        }
     }
 
     #[test]
