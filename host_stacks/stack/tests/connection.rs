@@ -694,3 +694,37 @@ fn malformed_and_foreign_segments_are_counted_and_dropped() {
     assert_eq!(b.state(), State::Established);
     let _ = Endpoint::default();
 }
+
+/// (PSH set, payload length) of every data segment `c` sends now.
+fn data_segments(c: &mut Connection, now: Nanos) -> Vec<(bool, usize)> {
+    let mut buf = [0u8; 2000];
+    let mut v = Vec::new();
+    while let Some(t) = c.poll_transmit(now, &mut buf) {
+        let (h, payload) = wire::parse_tcp(&buf[..t.len], t.src, t.dst).unwrap();
+        if !payload.is_empty() {
+            v.push((h.flags.has(Flags::PSH), payload.len()));
+        }
+    }
+    v
+}
+
+#[test]
+fn psh_only_on_the_segment_that_empties_the_send_buffer() {
+    let (mut a, _b) = established();
+    let mss = a.smss() as usize;
+    assert_eq!(a.send(&vec![7u8; 4 * mss + 100]), 4 * mss + 100);
+    let segs = data_segments(&mut a, 0);
+    assert_eq!(
+        segs,
+        vec![
+            (false, mss),
+            (false, mss),
+            (false, mss),
+            (false, mss),
+            (true, 100)
+        ]
+    );
+    // A write that ends exactly on a segment boundary: its last segment.
+    a.send(&vec![7u8; 2 * mss]);
+    assert_eq!(data_segments(&mut a, 0), vec![(false, mss), (true, mss)]);
+}

@@ -205,7 +205,11 @@ impl Connection {
         if fin {
             flags |= Flags::FIN;
         }
-        if data_len > 0 {
+        // PSH only on a segment that carries the last byte written so far,
+        // as BSD and Linux do (RFC 9293 §3.9.1): a receiver that ACKs every
+        // pushed segment would otherwise ACK every segment.
+        let written_end = self.buf_seq.wrapping_add(self.send_buf.len() as u32);
+        if data_len > 0 && start.wrapping_add(data_len as u32) == written_end {
             flags |= Flags::PSH;
         }
         let offset = seq::diff(start, self.buf_seq) as usize;
