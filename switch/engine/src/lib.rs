@@ -38,6 +38,7 @@ pub mod rng;
 mod steps;
 mod switch;
 mod table;
+pub mod trace;
 mod wire;
 
 pub use calc::CrcParams;
@@ -50,6 +51,7 @@ pub use switch::{
     MAX_PORTS, SPARE_BUFFERS,
 };
 pub use table::{MatchValue, GREEN, RED, YELLOW};
+pub use trace::{Trace, TraceCursor, TraceError};
 
 /// Checks a BMv2 JSON program without building a switch.
 pub fn validate(json: &str) -> Result<(), LoadError> {

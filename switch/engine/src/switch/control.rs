@@ -53,6 +53,30 @@ impl Switch {
         Ok(())
     }
 
+    /// Makes a port's capacity follow a mahimahi trace (`None`: back to its
+    /// rate), the trace's time 0 being engine time `start_us`; the trace
+    /// then overrides the port's rate. A dequeued frame waits for the
+    /// opportunities that carry its bytes (1,500 per opportunity, shared by
+    /// small frames, `crate::trace`) and leaves the engine when the last of
+    /// them comes (plus the link delay): [`Frame::emit_us`]; the next
+    /// frame is dequeued then.
+    pub fn set_port_trace(
+        &mut self,
+        port: u32,
+        trace: Option<std::sync::Arc<Trace>>,
+        start_us: u64,
+    ) -> Result<(), ControlError> {
+        self.port_mut(port)?.trace = trace.map(|t| (TraceCursor::new(t, 1000), start_us));
+        Ok(())
+    }
+
+    /// The trace a port follows, if any.
+    pub fn port_trace(&self, port: u32) -> Option<&std::sync::Arc<Trace>> {
+        self.ports
+            .get(port as usize)
+            .and_then(|p| p.trace.as_ref().map(|(c, _)| c.trace()))
+    }
+
     /// Sets a port's link propagation delay in µs (0 removes it). A frame
     /// dequeued at `t_deq` then leaves the engine at `t_deq` + transmission
     /// time at the port's rate + `delay_us`; frames dequeued before the change

@@ -10,6 +10,7 @@ use crate::load::load;
 use crate::phv::{Phv, Val};
 use crate::program::{ActionRef, MatchKind, Program};
 use crate::table::MatchValue;
+use crate::trace::{Trace, TraceCursor};
 use std::collections::{HashMap, VecDeque};
 
 /// `standard_metadata.instance_type` values, as simple_switch sets them.
@@ -57,7 +58,8 @@ pub struct Frame {
     pub time_us: u64,
     /// Time (µs) it leaves the engine: `time_us` on a port without a link
     /// delay; with one, when its last bit reaches the far end of the link
-    /// (`time_us` + transmission time + delay).
+    /// (`time_us` + transmission time + delay). On a port with a trace
+    /// ([`Switch::set_port_trace`]): its delivery opportunity + delay.
     pub emit_us: u64,
 }
 
@@ -252,6 +254,9 @@ struct Port {
     delay: u64,
     /// Frames transmitted but not yet at the far end, in `emit_us` order.
     line: VecDeque<Frame>,
+    /// Capacity from a mahimahi trace (µs cursor), in place of `rate`, and
+    /// the engine time the trace starts at.
+    trace: Option<(TraceCursor, u64)>,
     stats: PortStats,
 }
 
@@ -265,6 +270,7 @@ impl Port {
             next_free: 0,
             delay: 0,
             line: VecDeque::new(),
+            trace: None,
             stats: PortStats::default(),
         }
     }
@@ -917,11 +923,15 @@ impl Switch {
             self.spare_bufs.push(buf);
             return;
         }
-        let tx_done = t.saturating_add(pt.rate.tx_time_us(buf.len()));
+        let tx_done = match &mut pt.trace {
+            // Delivered at the trace's opportunity that carries its last byte.
+            Some((cursor, start)) => cursor.deliver(t.saturating_sub(*start), buf.len()) + *start,
+            None => t.saturating_add(pt.rate.tx_time_us(buf.len())),
+        };
         pt.next_free = tx_done;
         pt.stats.tx_packets += 1;
         pt.stats.tx_bytes += buf.len() as u64;
-        if pt.delay == 0 && pt.line.is_empty() {
+        if pt.delay == 0 && pt.line.is_empty() && pt.trace.is_none() {
             self.out.push(Frame {
                 port,
                 data: buf,
@@ -930,7 +940,9 @@ impl Switch {
             });
             return;
         }
-        let arrives = if pt.delay == 0 {
+        // A trace port holds each frame until its delivery: the daemon
+        // sends it then, and the simulator puts its last bit on the wire then.
+        let arrives = if pt.delay == 0 && pt.trace.is_none() {
             t
         } else {
             tx_done.saturating_add(pt.delay)
