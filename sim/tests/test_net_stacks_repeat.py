@@ -76,7 +76,8 @@ def test_summary_of_earlier_runs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "| pair | r1.2 | 62.5 (60.0-65.0) | 80 | 1.00 0.50 0.25; 2.00 0.50 0.25 |" in lines
     assert "| alone | r1.2 | 25.0 (25.0-25.0) | 30 | ?; ? |" in lines
     assert (out / "summary.md").read_text() == text.split("figure:")[0]
-    assert sorted(p.name for p in figures.iterdir()) == ["t-alone.png", "t-pair.png", "t-queues.png"]
+    names = sorted(p.name for p in figures.iterdir())
+    assert names == ["t-alone.png", "t-pair.png", "t-queues.png"]
 
 
 @pytest.mark.parametrize(
