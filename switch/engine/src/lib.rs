@@ -46,9 +46,9 @@ pub use error::{ControlError, LoadError};
 pub use exec::Digest;
 pub use program::MatchKind;
 pub use switch::{
-    instance_type, ActionInfo, CloneSession, EntryInfo, Frame, KeyInfo, PortStats, Rate, Replica,
-    Switch, SwitchStats, TableInfo, DEFAULT_QUEUE_DEPTH, DROP_PORT, MAX_DESCENDANTS, MAX_LOOPS,
-    MAX_PORTS, SPARE_BUFFERS,
+    instance_type, ActionInfo, CloneSession, EntryInfo, Frame, KeyInfo, LoadedProgram, PortStats,
+    Rate, Replica, Switch, SwitchStats, TableInfo, DEFAULT_QUEUE_DEPTH, DROP_PORT, MAX_DESCENDANTS,
+    MAX_LOOPS, MAX_PORTS, SPARE_BUFFERS,
 };
 pub use table::{MatchValue, GREEN, RED, YELLOW};
 pub use trace::{Trace, TraceCursor, TraceError};

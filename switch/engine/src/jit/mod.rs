@@ -86,6 +86,11 @@ pub(crate) struct Jit {
 // built and when it is dropped, never concurrently; running the generated
 // functions uses only the `&mut` state passed in.
 unsafe impl Send for Jit {}
+// SAFETY: shared (`LoadedProgram`) between switches that may run on other
+// threads: `run` only reads the function pointers and the fallbacks, which
+// nothing changes after the code is built; each call works on the state and
+// packet passed in, so calls from several threads do not touch one another.
+unsafe impl Sync for Jit {}
 
 /// Which control to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

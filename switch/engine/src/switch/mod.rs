@@ -12,6 +12,7 @@ use crate::program::{ActionRef, MatchKind, Program};
 use crate::table::MatchValue;
 use crate::trace::{Trace, TraceCursor};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 /// `standard_metadata.instance_type` values, as simple_switch sets them.
 pub mod instance_type {
@@ -283,9 +284,10 @@ impl Port {
 /// `Switch` is `Send`: wrap it in a `Mutex` to share it between a packet
 /// thread and a control thread; every method is short and non-blocking.
 pub struct Switch {
-    prog: Program,
+    /// Shared with every switch built from the same [`LoadedProgram`].
+    prog: Arc<Program>,
     /// The program's controls as native code; `None`: interpreted.
-    jit: Option<Jit>,
+    jit: Option<Arc<Jit>>,
     /// Why the controls are interpreted, when compiling was tried and failed.
     jit_error: Option<String>,
     st: State,
@@ -308,10 +310,41 @@ pub struct Switch {
 }
 
 /// The program's controls compiled, or why not.
-fn compile(prog: &Program) -> (Option<Jit>, Option<String>) {
+fn compile(prog: &Program) -> (Option<Arc<Jit>>, Option<String>) {
     match Jit::compile(prog) {
-        Ok(j) => (Some(j), None),
+        Ok(j) => (Some(Arc::new(j)), None),
         Err(e) => (None, Some(e)),
+    }
+}
+
+/// A BMv2 JSON program loaded and its controls compiled (or why they are
+/// not): the costly part of [`Switch::new`]. Cloning it is cheap (shared,
+/// immutable), so many switches running one program — a simulated network's
+/// routers — load and compile it once ([`Switch::with_program`]).
+#[derive(Clone)]
+pub struct LoadedProgram {
+    prog: Arc<Program>,
+    jit: Option<Arc<Jit>>,
+    jit_error: Option<String>,
+}
+
+impl LoadedProgram {
+    /// Loads, checks (the program's constant entries included) and compiles
+    /// a BMv2 JSON program.
+    pub fn new(json: &str) -> Result<LoadedProgram, LoadError> {
+        let prog = load(json)?;
+        Switch::fresh_state(&prog, 0)?;
+        let (jit, jit_error) = compile(&prog);
+        Ok(LoadedProgram {
+            prog: Arc::new(prog),
+            jit,
+            jit_error,
+        })
+    }
+
+    /// Whether the controls are compiled ([`Switch::compiled`]).
+    pub fn compiled(&self) -> bool {
+        self.jit.is_some()
     }
 }
 
@@ -323,13 +356,19 @@ impl Switch {
     /// Loads a BMv2 JSON program. `seed` seeds the generator behind
     /// `random`, `modify_field_rng_uniform` and the `random` hash.
     pub fn new(json: &str, seed: u64) -> Result<Switch, LoadError> {
-        let prog = load(json)?;
-        let st = Self::fresh_state(&prog, seed)?;
-        let (jit, jit_error) = compile(&prog);
+        Self::with_program(&LoadedProgram::new(json)?, seed)
+    }
+
+    /// A switch running an already loaded program: the same as
+    /// [`Switch::new`] on its JSON, without loading and compiling it again.
+    /// The switches share the program and its native code, nothing else
+    /// (tables, registers, queues and the random generator are each one's).
+    pub fn with_program(program: &LoadedProgram, seed: u64) -> Result<Switch, LoadError> {
+        let st = Self::fresh_state(&program.prog, seed)?;
         Ok(Switch {
-            prog,
-            jit,
-            jit_error,
+            prog: Arc::clone(&program.prog),
+            jit: program.jit.clone(),
+            jit_error: program.jit_error.clone(),
             st,
             ports: (0..MAX_PORTS).map(|_| Port::new()).collect(),
             active: Vec::new(),
@@ -382,7 +421,7 @@ impl Switch {
         } else {
             (None, None)
         };
-        self.prog = prog;
+        self.prog = Arc::new(prog);
         self.st = st;
         for p in &mut self.ports {
             p.qs.iter_mut().for_each(|q| q.clear());
