@@ -10,7 +10,10 @@
 //!
 //! An opportunity carries up to [`OPPORTUNITY_BYTES`] bytes, as mahimahi's
 //! link queue: bytes accumulate, so several small frames can share one
-//! opportunity and a large frame takes several. A frame is delivered (its
+//! opportunity and a large frame takes several. A frame counts its IP
+//! bytes (its length less the 14-byte Ethernet header, as mahimahi sees IP
+//! packets): a full-size 1,514-byte frame takes exactly one opportunity.
+//! A frame is delivered (its
 //! last byte leaves) at the opportunity that carries its last byte. What an
 //! opportunity can carry is lost when no frame is waiting at its time: an
 //! opportunity before a frame is ready is never used by it.
@@ -20,6 +23,10 @@ use std::sync::Arc;
 
 /// Bytes one delivery opportunity carries (one 1,500-byte MTU).
 pub const OPPORTUNITY_BYTES: u32 = 1500;
+/// Bytes of a frame that do not count against a trace: its Ethernet header.
+/// mahimahi's traces count IP packets (a full-size one, 1,500 bytes, per
+/// opportunity), so a 1,514-byte Ethernet frame takes exactly one.
+pub const ETHERNET_HEADER: usize = 14;
 /// The largest time a line may hold (ms): about 31 years, so that times in
 /// ns stay far inside a `u64`.
 pub const MAX_TRACE_MS: u64 = 1_000_000_000_000;
@@ -211,7 +218,13 @@ impl TraceCursor {
         self.left = OPPORTUNITY_BYTES;
     }
 
-    /// Sends a frame of `bytes` that is ready (first in line, fully queued)
+    /// [`TraceCursor::deliver`] for an Ethernet frame of `frame_bytes`: its
+    /// IP bytes (less [`ETHERNET_HEADER`]) count.
+    pub fn deliver_frame(&mut self, ready: u64, frame_bytes: usize) -> u64 {
+        self.deliver(ready, frame_bytes.saturating_sub(ETHERNET_HEADER))
+    }
+
+    /// Sends `bytes` (a packet) that is ready (first in line, fully queued)
     /// at `ready`: returns when its last byte is delivered, and uses up the
     /// opportunities' bytes it took. Frames must be given in their order on
     /// the link, each ready no earlier than the previous one's delivery.
@@ -320,6 +333,16 @@ mod tests {
         assert_eq!(c.deliver(1001, 100), 2000); // ready after it: the rest is lost
         assert_eq!(c.deliver(2000, 100), 2000); // ready at it: still usable
         assert_eq!(c.deliver(4_000_000_001, 1500), 4_000_001_000);
+    }
+
+    #[test]
+    fn a_frame_counts_its_ip_bytes() {
+        let mut c = TraceCursor::new(trace("1\n"), 1);
+        assert_eq!(c.deliver_frame(0, 1514), 1);
+        assert_eq!(c.deliver_frame(0, 1514), 2);
+        assert_eq!(c.deliver_frame(0, 514), 3);
+        assert_eq!(c.deliver_frame(0, 1014), 3);
+        assert_eq!(c.deliver_frame(0, 15), 4);
     }
 
     #[test]

@@ -6,10 +6,11 @@ use common::*;
 use ratelab_engine::{Frame, Rate, Switch, Trace};
 use std::sync::Arc;
 
-/// A frame of exactly `bytes` bytes on the wire once forwarded to port 1.
-fn frame_of(bytes: usize) -> Vec<u8> {
+/// A frame forwarded to port 1 carrying an IP packet of `ip_bytes` (the
+/// trace counts those: the frame less its 14-byte Ethernet header).
+fn frame_of(ip_bytes: usize) -> Vec<u8> {
     let mut p = cmd_packet(0, 0, 0);
-    p.resize(bytes - REPORT_LEN, 0x5a);
+    p.resize(ip_bytes + 14 - REPORT_LEN, 0x5a);
     p
 }
 
@@ -95,10 +96,10 @@ fn the_trace_starts_at_the_given_time_and_can_be_removed() {
     sw.inject(1, &frame_of(1500), 1_003_000);
     let out: Vec<u64> = drain(&mut sw).iter().map(|(_, f)| f.emit_us).collect();
     assert_eq!(out, vec![1_010_000, 1_020_000]);
-    // Back to the port's rate: 1500 bytes at 12 Mbit/s = 1 ms, sent at dequeue.
+    // Back to the port's rate: 1514 bytes at 12.112 Mbit/s = 1 ms, sent at dequeue.
     sw.set_port_trace(1, None, 0).unwrap();
     assert!(sw.port_trace(1).is_none());
-    sw.set_port_rate(1, Rate::Bps(12_000_000)).unwrap();
+    sw.set_port_rate(1, Rate::Bps(12_112_000)).unwrap();
     sw.inject(1, &frame_of(1500), 2_000_000);
     sw.inject(1, &frame_of(1500), 2_000_000);
     let out: Vec<(u64, u64)> = drain(&mut sw)

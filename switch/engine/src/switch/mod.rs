@@ -963,8 +963,10 @@ impl Switch {
             return;
         }
         let tx_done = match &mut pt.trace {
-            // Delivered at the trace's opportunity that carries its last byte.
-            Some((cursor, start)) => cursor.deliver(t.saturating_sub(*start), buf.len()) + *start,
+            // Delivered at the trace's opportunity that carries its last IP byte.
+            Some((cursor, start)) => {
+                cursor.deliver_frame(t.saturating_sub(*start), buf.len()) + *start
+            }
             None => t.saturating_add(pt.rate.tx_time_us(buf.len())),
         };
         pt.next_free = tx_done;
