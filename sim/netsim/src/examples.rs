@@ -43,6 +43,7 @@ fn end(node: &str, port: Option<u32>) -> LinkEnd {
 fn dir(rate_bps: u64, delay_ns: Nanos) -> DirectionSpec {
     DirectionSpec {
         rate_bps,
+        trace: None,
         delay_ns,
         queue_limit: None,
     }

@@ -2,6 +2,7 @@
 //! flows it sends or receives (ratelab-stack state machines).
 
 use crate::events::Nanos;
+use ratelab_engine::TraceCursor;
 use ratelab_stack::app::{Application, Sink};
 use ratelab_stack::metrics::FlowMeter;
 use ratelab_stack::tcp::Connection;
@@ -41,29 +42,53 @@ pub struct Endpoint {
     pub armed: Option<Nanos>,
 }
 
-/// The host's egress: a FIFO drained at the link's rate. Departure times
-/// are fixed when a packet is queued, so only they are kept.
+/// The host's egress: a FIFO drained at the link's rate, or by its trace.
+/// Departure times are fixed when a packet is queued, so only they are kept.
 #[derive(Default)]
 pub struct Egress {
     /// When each queued packet's last bit leaves (the one in transmission first).
     departures: VecDeque<Nanos>,
     busy_until: Nanos,
+    /// The link's trace (ns), when it has one instead of a rate.
+    pub trace: Option<TraceCursor>,
 }
 
 impl Egress {
-    /// Queues a packet taking `tx` ns on the wire if fewer than `limit`
-    /// packets are queued or in transmission: its departure time.
-    pub fn offer(&mut self, now: Nanos, tx: Nanos, limit: usize) -> Option<Nanos> {
+    /// Whether a packet finds room (fewer than `limit` queued or in
+    /// transmission) at `now`.
+    fn room(&mut self, now: Nanos, limit: usize) -> bool {
         while self.departures.front().is_some_and(|&d| d <= now) {
             self.departures.pop_front();
         }
-        if self.departures.len() >= limit {
-            return None;
-        }
-        let depart = self.busy_until.max(now) + tx;
+        self.departures.len() < limit
+    }
+
+    fn push(&mut self, depart: Nanos) -> Nanos {
         self.busy_until = depart;
         self.departures.push_back(depart);
-        Some(depart)
+        depart
+    }
+
+    /// Queues a packet taking `tx` ns on the wire if fewer than `limit`
+    /// packets are queued or in transmission: its departure time.
+    pub fn offer(&mut self, now: Nanos, tx: Nanos, limit: usize) -> Option<Nanos> {
+        if !self.room(now, limit) {
+            return None;
+        }
+        Some(self.push(self.busy_until.max(now) + tx))
+    }
+
+    /// Like [`Egress::offer`] on a link with a trace: a frame of `bytes`
+    /// leaves at the opportunity that carries its last IP byte (the 14-byte
+    /// Ethernet header does not count), from when it is first in line.
+    pub fn offer_trace(&mut self, now: Nanos, bytes: usize, limit: usize) -> Option<Nanos> {
+        if !self.room(now, limit) {
+            return None;
+        }
+        let ready = self.busy_until.max(now);
+        let cursor = self.trace.as_mut().expect("a link with a trace");
+        let depart = cursor.deliver_frame(ready, bytes);
+        Some(self.push(depart))
     }
 }
 
@@ -105,5 +130,22 @@ mod tests {
         assert_eq!(e.offer(5, 10, 2), None); // two queued or sending
         assert_eq!(e.offer(10, 10, 2), Some(30)); // the first has left
         assert_eq!(e.offer(100, 10, 2), Some(110)); // idle: starts now
+    }
+
+    #[test]
+    fn a_trace_egress_departs_at_opportunities() {
+        let trace = ratelab_engine::Trace::parse("1\n2\n3\n", "t").unwrap();
+        let mut e = Egress {
+            trace: Some(TraceCursor::new(std::sync::Arc::new(trace), 1_000_000)),
+            ..Egress::default()
+        };
+        let ms = 1_000_000;
+        // Frames of 1,514, 514 and 614 bytes: IP packets of 1,500, 500, 600.
+        assert_eq!(e.offer_trace(0, 1514, 2), Some(ms));
+        assert_eq!(e.offer_trace(0, 514, 2), Some(2 * ms));
+        assert_eq!(e.offer_trace(0, 514, 2), None); // two queued
+        assert_eq!(e.offer_trace(ms, 514, 2), Some(2 * ms)); // shares 2 ms
+        assert_eq!(e.offer_trace(2 * ms + 1, 614, 2), Some(3 * ms)); // 2 ms had 500 left: lost
+        assert_eq!(e.offer_trace(10 * ms, 1514, 2), Some(10 * ms)); // the fourth loop's 1 ms
     }
 }

@@ -124,12 +124,18 @@ pub struct LinkEnd {
     pub port: Option<u32>,
 }
 
-/// One direction of a link.
+/// One direction of a link: its capacity is `rate_bps` or a `trace`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionSpec {
-    /// Bits per second (above 0).
+    /// Bits per second (above 0), unless a trace gives the capacity.
+    #[serde(default)]
     pub rate_bps: u64,
+    /// A mahimahi trace file (absolute, or relative to the working
+    /// directory) in place of `rate_bps`: one 1,500-byte delivery
+    /// opportunity per line, in ms, looping (`ratelab_engine::trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
     /// Propagation delay.
     pub delay_ns: Nanos,
     /// Packets a host's egress FIFO holds, the one in transmission included

@@ -16,7 +16,7 @@ use crate::router::{engine_us, Router};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::seeds::{derive, Kind};
 use crate::topology::{Direction, Node, Topology};
-use ratelab_engine::Frame;
+use ratelab_engine::{Frame, TraceCursor};
 use ratelab_stack::app::{Application, Sink};
 use ratelab_stack::metrics::FlowMeter;
 use ratelab_stack::tcp::{Config, Connection};
@@ -25,6 +25,7 @@ use ratelab_stack::wire::{PROTO_TCP, PROTO_UDP};
 use rbcc_host::wire::IPPROTO_RBCC;
 use rbcc_host::{Receiver, Sender, SenderConfig};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Destination MAC of every host's frames (router.p4 does not check it).
 pub const GATEWAY_MAC: [u8; 6] = [0xff; 6];
@@ -96,6 +97,27 @@ fn wake_from_us(at_us: u64, now: Nanos) -> Nanos {
     }
 }
 
+/// Gives each link direction with a trace its cursor: a host's egress
+/// follows it in ns, a router port's traffic manager in µs (from time 0).
+fn follow_traces(topo: &Topology, routers: &mut [Router], hosts: &mut [Host]) {
+    for (h, d) in topo.host_out.iter().enumerate() {
+        if let Some(t) = d.trace {
+            let trace = Arc::clone(&topo.traces[t]);
+            hosts[h].egress.trace = Some(TraceCursor::new(trace, 1_000_000));
+        }
+    }
+    for (r, out) in topo.router_out.iter().enumerate() {
+        for (&port, d) in out {
+            if let Some(t) = d.trace {
+                let trace = Arc::clone(&topo.traces[t]);
+                // Ports are checked (1..=510) when the topology is built.
+                let set = routers[r].sw.set_port_trace(port, Some(trace), 0);
+                set.expect("a router port in range");
+            }
+        }
+    }
+}
+
 impl Simulator {
     /// Checks the scenario and builds every router (loading `program`, the
     /// router's BMv2 JSON, once per router), host and flow.
@@ -139,6 +161,7 @@ impl Simulator {
             .enumerate()
             .map(|(i, h)| Host::new(i, h.address.octets()))
             .collect();
+        follow_traces(&topo, &mut routers, &mut hosts);
         let mut flows = Vec::with_capacity(s.flows.len());
         let mut queue = EventQueue::default();
         for (fi, f) in s.flows.iter().enumerate() {
@@ -444,8 +467,14 @@ impl Tx<'_> {
         *self.next_id = self.next_id.wrapping_add(1);
         frame::write_headers(scratch, &a, len);
         let bytes = HEADERS + len;
-        let tx = self.out.serialization_ns(bytes);
-        let Some(depart) = self.egress.offer(self.now, tx, self.out.queue_limit) else {
+        let (now, limit) = (self.now, self.out.queue_limit);
+        let offered = match self.out.trace {
+            Some(_) => self.egress.offer_trace(now, bytes, limit),
+            None => self
+                .egress
+                .offer(now, self.out.serialization_ns(bytes), limit),
+        };
+        let Some(depart) = offered else {
             *self
                 .drops
                 .entry((Node::Host(self.host), "host_queue_full"))
@@ -574,8 +603,11 @@ impl Simulator {
                     .or_default() += 1;
                 continue;
             };
-            let start = (f.time_us * 1000).max(now);
-            let arrival = start + d.serialization_ns(f.data.len()) + d.delay_ns;
+            let arrival = match d.trace {
+                // The engine held it until the opportunity carrying its last byte.
+                Some(_) => f.emit_us * 1000 + d.delay_ns,
+                None => (f.time_us * 1000).max(now) + d.serialization_ns(f.data.len()) + d.delay_ns,
+            };
             self.queue.push(
                 arrival,
                 Event::Deliver {

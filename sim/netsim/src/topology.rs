@@ -4,7 +4,9 @@
 
 use crate::events::Nanos;
 use crate::scenario::{DirectionSpec, LinkEnd, Scenario, ScenarioError};
+use ratelab_engine::Trace;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Packets a host's egress FIFO holds when the scenario does not say.
 pub const DEFAULT_HOST_QUEUE: usize = 100;
@@ -19,14 +21,18 @@ pub enum Node {
 /// One direction of a link, as the simulator runs it.
 #[derive(Clone, Copy, Debug)]
 pub struct Direction {
+    /// 0 when a trace gives the capacity.
     pub rate_bps: u64,
+    /// Index into [`Topology::traces`]: the capacity follows it.
+    pub trace: Option<usize>,
     pub delay_ns: Nanos,
     pub queue_limit: usize,
     pub to: Node,
 }
 
 impl Direction {
-    /// Time the frame's bits take on the wire, rounded up to the nanosecond.
+    /// Time the frame's bits take on the wire at `rate_bps`, rounded up to
+    /// the nanosecond (a direction without a trace).
     pub fn serialization_ns(&self, bytes: usize) -> Nanos {
         (bytes as u128 * 8 * 1_000_000_000).div_ceil(self.rate_bps as u128) as Nanos
     }
@@ -41,19 +47,56 @@ pub struct Topology {
     /// Per router: its linked ports, ascending.
     pub router_ports: Vec<Vec<u32>>,
     pub host_index: HashMap<String, usize>,
+    /// The traces links follow, each file read once.
+    pub traces: Vec<Arc<Trace>>,
+}
+
+/// Trace files read so far: path -> index into `list`.
+#[derive(Default)]
+struct Traces {
+    index: HashMap<String, usize>,
+    list: Vec<Arc<Trace>>,
+}
+
+impl Traces {
+    fn load(&mut self, path: &str, field: &str) -> Result<usize, ScenarioError> {
+        if let Some(&i) = self.index.get(path) {
+            return Ok(i);
+        }
+        let trace = Trace::load(std::path::Path::new(path))
+            .map_err(|e| ScenarioError::new(field, e.to_string()))?;
+        self.list.push(Arc::new(trace));
+        self.index.insert(path.to_string(), self.list.len() - 1);
+        Ok(self.list.len() - 1)
+    }
 }
 
 fn err<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, ScenarioError> {
     Err(ScenarioError::new(field, message))
 }
 
-fn direction(d: &DirectionSpec, field: &str, to: Node) -> Result<Direction, ScenarioError> {
-    if d.rate_bps == 0 {
-        return err(
-            format!("{field}.rate_bps"),
-            "expected a rate above 0 bit/s, got 0",
-        );
-    }
+fn direction(
+    d: &DirectionSpec,
+    field: &str,
+    to: Node,
+    traces: &mut Traces,
+) -> Result<Direction, ScenarioError> {
+    let trace = match &d.trace {
+        Some(_) if d.rate_bps > 0 => {
+            return err(
+                format!("{field}.trace"),
+                "expected either rate_bps or trace, not both",
+            )
+        }
+        Some(path) => Some(traces.load(path, &format!("{field}.trace"))?),
+        None if d.rate_bps == 0 => {
+            return err(
+                format!("{field}.rate_bps"),
+                "expected a rate above 0 bit/s, got 0",
+            )
+        }
+        None => None,
+    };
     if d.queue_limit == Some(0) {
         return err(
             format!("{field}.queue_limit"),
@@ -62,6 +105,7 @@ fn direction(d: &DirectionSpec, field: &str, to: Node) -> Result<Direction, Scen
     }
     Ok(Direction {
         rate_bps: d.rate_bps,
+        trace,
         delay_ns: d.delay_ns,
         queue_limit: d.queue_limit.unwrap_or(DEFAULT_HOST_QUEUE),
         to,
@@ -139,15 +183,21 @@ impl Topology {
         };
         let mut host_out: Vec<Option<Direction>> = vec![None; s.hosts.len()];
         let mut router_out: Vec<HashMap<u32, Direction>> = vec![HashMap::new(); s.routers.len()];
+        let mut traces = Traces::default();
         for (li, link) in s.links.iter().enumerate() {
             let a = resolve(&link.a, format!("links[{li}].a"))?;
             let b = resolve(&link.b, format!("links[{li}].b"))?;
             if a == b {
                 return err(format!("links[{li}].b"), "a link joins two different ends");
             }
-            let fwd = direction(&link.forward, &format!("links[{li}].forward"), b)?;
+            let fwd = direction(
+                &link.forward,
+                &format!("links[{li}].forward"),
+                b,
+                &mut traces,
+            )?;
             let rev = match &link.reverse {
-                Some(r) => direction(r, &format!("links[{li}].reverse"), a)?,
+                Some(r) => direction(r, &format!("links[{li}].reverse"), a, &mut traces)?,
                 None => Direction { to: a, ..fwd },
             };
             let reverse_field = match link.reverse {
@@ -236,6 +286,7 @@ impl Topology {
             router_out,
             router_ports,
             host_index,
+            traces: traces.list,
         })
     }
 

@@ -545,6 +545,7 @@ fn the_command_line_writes_the_results_and_rejects_bad_input_in_one_line() {
     let mut bad = s.clone();
     bad.links[0].reverse = Some(ratelab_netsim::scenario::DirectionSpec {
         rate_bps: 0,
+        trace: None,
         delay_ns: 0,
         queue_limit: None,
     });
