@@ -4,6 +4,14 @@
 //! alpha = 2, beta = 4, gamma = 1 segments; the minimum RTT of the last
 //! round trip as the actual RTT; Reno's behaviour while fewer than three
 //! RTT samples were taken in a round trip; Reno's response to loss.
+//!
+//! Slow start is the paper's (§3.3), not Linux's: the window doubles only
+//! every other round trip and holds in between, and the exit is tested
+//! within the round trip, as soon as three RTT samples of the held window
+//! are in. Linux doubles every round trip and tests at the round's end; its
+//! minimum RTT then comes from the round's first segments, sent before the
+//! doubling built a queue, so it sees the overshoot a round late, after the
+//! window doubled again (and overflows a queue of the path's size).
 
 use super::{AckSample, CcMetrics, CongestionControl, RenoWindow};
 use crate::{seq, Nanos};
@@ -44,6 +52,11 @@ pub struct Vegas {
     beg_snd_nxt: Option<u32>,
     /// diff of the last decision (segments), for measurements.
     last_diff: f64,
+    /// Slow start: whether the current round trip holds the window (§3.3).
+    holding: bool,
+    /// cwnd (bytes) when the current round trip started: in a growing round
+    /// after a held one, the window the RTT samples measure.
+    round_cwnd: u64,
 }
 
 impl Vegas {
@@ -56,6 +69,8 @@ impl Vegas {
             cnt_rtt: 0,
             beg_snd_nxt: None,
             last_diff: 0.0,
+            holding: false,
+            round_cwnd: 0,
         }
     }
 
@@ -70,25 +85,15 @@ impl Vegas {
 
     /// One decision per round trip (§3.2): Expected = cwnd / BaseRTT,
     /// Actual = cwnd / RTT, diff = (Expected - Actual) * BaseRTT, in segments.
-    fn once_per_rtt(&mut self, acked: u64) {
+    fn once_per_rtt(&mut self) {
         let mss = self.w.mss;
         let cwnd = self.cwnd_segments();
         let rtt = self.min_rtt;
         let base = self.base_rtt;
-        // Integer arithmetic as tcp_vegas: target = cwnd * BaseRTT / RTT,
-        // diff = cwnd * (RTT - BaseRTT) / BaseRTT.
-        let target = cwnd * base / rtt;
+        // Integer arithmetic as tcp_vegas: diff = cwnd * (RTT - BaseRTT) / BaseRTT.
         let diff = cwnd * (rtt - base) / base;
         self.last_diff = (cwnd as f64) * (rtt - base) as f64 / base as f64;
-        if diff > self.p.gamma && self.w.in_slow_start() {
-            // §3.3: leave slow start when the queue passes gamma; cwnd drops
-            // to the rate the path actually gave.
-            let seg = cwnd.min(target + 1);
-            self.w.cwnd = seg * mss;
-            self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
-        } else if self.w.in_slow_start() {
-            self.w.slow_start(acked);
-        } else if diff > self.p.beta {
+        if diff > self.p.beta {
             // §3.2: too much queued: decrease linearly.
             self.w.cwnd = self.w.cwnd.saturating_sub(mss);
             self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
@@ -97,6 +102,40 @@ impl Vegas {
             self.w.cwnd += mss;
         }
         self.w.cwnd = self.w.cwnd.max(2 * mss);
+    }
+
+    fn start_round(&mut self, snd_nxt: u32) {
+        self.beg_snd_nxt = Some(snd_nxt);
+        self.round_cwnd = self.w.cwnd;
+        self.cnt_rtt = 0;
+        self.min_rtt = Nanos::MAX;
+    }
+
+    /// §3.3: grow every other round trip; in a growing round, whose RTT
+    /// samples measure the window the held round kept fixed, leave slow
+    /// start as soon as three samples (tcp_vegas's minimum to trust a
+    /// round) put more than gamma segments in the queue, with cwnd set to
+    /// what the path delivered (tcp_vegas: target + 1).
+    fn slow_start(&mut self, acked: u64) {
+        if self.holding {
+            return;
+        }
+        if self.cnt_rtt > 2 && self.base_rtt < Nanos::MAX {
+            let mss = self.w.mss;
+            let held = self.round_cwnd / mss;
+            let (rtt, base) = (self.min_rtt, self.base_rtt);
+            let diff = held * (rtt - base) / base;
+            if diff > self.p.gamma {
+                self.last_diff = (held as f64) * (rtt - base) as f64 / base as f64;
+                let target = held * base / rtt;
+                self.w.cwnd = self.w.cwnd.min((target + 1) * mss).max(2 * mss);
+                self.w.ssthresh = self.w.ssthresh.min(self.w.cwnd.saturating_sub(mss));
+                self.cnt_rtt = 0;
+                self.min_rtt = Nanos::MAX;
+                return;
+            }
+        }
+        self.w.slow_start(acked);
     }
 }
 
@@ -113,12 +152,19 @@ impl CongestionControl for Vegas {
         }
         let Some(beg_snd_nxt) = self.beg_snd_nxt else {
             // The first ACK: the first round trip ends when what is sent now is acknowledged.
-            self.beg_snd_nxt = Some(ack.snd_nxt);
-            if self.w.in_slow_start() {
-                self.w.slow_start(ack.acked);
-            }
+            self.start_round(ack.snd_nxt);
+            self.holding = false;
+            self.slow_start(ack.acked);
             return;
         };
+        if self.w.in_slow_start() {
+            if seq::gt(ack.ack, beg_snd_nxt) {
+                self.start_round(ack.snd_nxt);
+                self.holding = !self.holding;
+            }
+            self.slow_start(ack.acked);
+            return;
+        }
         if seq::gt(ack.ack, beg_snd_nxt) {
             // A round trip ended: decide once, start the next one.
             self.beg_snd_nxt = Some(ack.snd_nxt);
@@ -126,12 +172,10 @@ impl CongestionControl for Vegas {
                 // Too few samples to trust: Reno (as tcp_vegas).
                 self.w.grow(ack.acked);
             } else {
-                self.once_per_rtt(ack.acked);
+                self.once_per_rtt();
             }
             self.cnt_rtt = 0;
             self.min_rtt = Nanos::MAX;
-        } else if self.w.in_slow_start() {
-            self.w.slow_start(ack.acked);
         }
     }
     fn on_congestion_event(&mut self, _now: Nanos, in_flight: u64) {
@@ -234,18 +278,77 @@ mod tests {
         assert!((v.metrics().extra[0].1 - 6.0).abs() < 1e-9);
     }
 
+    /// One slow-start round trip of a window-limited sender: an ACK per
+    /// segment of the window sent in the previous round (`*sent` segments),
+    /// each with RTT `rtt`; returns cwnd (segments) after each ACK.
+    fn ss_round(v: &mut Vegas, una: &mut u32, sent: &mut u32, rtt: Nanos) -> Vec<u64> {
+        let mut windows = Vec::new();
+        let mut next_sent = 0;
+        for _ in 0..*sent {
+            // Everything the window allowed is sent: SND.NXT = SND.UNA + cwnd.
+            let snd_nxt = una.wrapping_add(v.window() as u32);
+            *una = una.wrapping_add(MSS as u32);
+            let s = AckSample {
+                acked: MSS,
+                rtt: Some(rtt),
+                ack: *una,
+                snd_nxt,
+                ..AckSample::default()
+            };
+            v.on_ack(&s);
+            windows.push(v.window() / MSS);
+            next_sent = v.window() / MSS;
+        }
+        *sent = next_sent as u32;
+        windows
+    }
+
     #[test]
-    fn leaves_slow_start_above_gamma() {
-        let mut v = Vegas::new(MSS, 20 * MSS, VegasParams::default());
-        let mut una = 1;
-        round(&mut v, &mut una, 100 * MS, 2);
-        // Four slow-start ACKs (+1 segment each) come before the deciding one.
-        let w = v.window() / MSS + 4;
-        round(&mut v, &mut una, 120 * MS, 5);
-        // RTT 120 ms: diff = w * 20 / 100 > gamma; cwnd = min(w, w * 100 / 120 + 1).
-        assert!(diff(w, 120, 100) > 1);
-        assert_eq!(v.window(), (w * 100 / 120 + 1).min(w) * MSS);
+    fn slow_start_grows_every_other_round_trip() {
+        let mut v = Vegas::new(MSS, 4 * MSS, VegasParams::default());
+        let (mut una, mut sent) = (7u32, 4u32);
+        // The first round grows (4 -> 8), the next holds, the next grows (8 -> 16).
+        assert_eq!(
+            ss_round(&mut v, &mut una, &mut sent, 100 * MS),
+            [5, 6, 7, 8]
+        );
+        assert_eq!(ss_round(&mut v, &mut una, &mut sent, 100 * MS), [8; 8]);
+        let grown = ss_round(&mut v, &mut una, &mut sent, 100 * MS);
+        assert_eq!(grown, (9..=16).collect::<Vec<u64>>());
+        assert_eq!(ss_round(&mut v, &mut una, &mut sent, 100 * MS), [16; 16]);
+        assert!(v.w.in_slow_start());
+    }
+
+    #[test]
+    fn leaves_slow_start_within_the_round_above_gamma() {
+        let mut v = Vegas::new(MSS, 10 * MSS, VegasParams::default());
+        let (mut una, mut sent) = (7u32, 10u32);
+        ss_round(&mut v, &mut una, &mut sent, 100 * MS); // 10 -> 20
+        ss_round(&mut v, &mut una, &mut sent, 110 * MS); // holds 20, RTT not sampled for the exit
+        assert_eq!(v.window(), 20 * MSS);
+        assert!(v.w.in_slow_start(), "a held round does not decide");
+        // The samples of the held window of 20: RTT 110 ms over a base of 100.
+        // diff = 20 * 10 / 100 = 2 > gamma = 1 at the third sample after the
+        // ACK that ended the round (its own sample counts for the old round,
+        // as in tcp_vegas); cwnd = min(cwnd, 20 * 100 / 110 + 1) = 19.
+        assert_eq!(diff(20, 110, 100), 2);
+        let w = ss_round(&mut v, &mut una, &mut sent, 110 * MS);
+        assert_eq!(&w[..4], [21, 22, 23, 19]);
         assert!(!v.w.in_slow_start());
+        assert_eq!(v.ssthresh(), 18 * MSS);
+    }
+
+    #[test]
+    fn stays_in_slow_start_at_gamma() {
+        let mut v = Vegas::new(MSS, 10 * MSS, VegasParams::default());
+        let (mut una, mut sent) = (7u32, 10u32);
+        ss_round(&mut v, &mut una, &mut sent, 100 * MS);
+        ss_round(&mut v, &mut una, &mut sent, 100 * MS);
+        // diff = 20 * 5 / 100 = 1 = gamma: not above it, keep growing.
+        assert_eq!(diff(20, 105, 100), 1);
+        let w = ss_round(&mut v, &mut una, &mut sent, 105 * MS);
+        assert_eq!(*w.last().unwrap(), 40);
+        assert!(v.w.in_slow_start());
     }
 
     /// A sender whose first data segment is `isn + 1`, one ACK per segment,
