@@ -10,7 +10,7 @@
 
 use crate::scenario::{EntrySpec, RouterSpec, ScenarioError};
 use crate::topology::Direction;
-use ratelab_engine::{MatchKind, MatchValue, Rate, Switch};
+use ratelab_engine::{LoadedProgram, MatchKind, MatchValue, Rate, Switch};
 use std::collections::HashMap;
 
 /// Engine time (µs) of simulated time `ns`: rounded up.
@@ -107,18 +107,26 @@ pub struct Router {
 }
 
 impl Router {
+    /// Loads and compiles the router program, once for all routers (the
+    /// switches share it: loading it per router took most of a 9-router run).
+    pub fn load_program(program: &str) -> Result<LoadedProgram, ScenarioError> {
+        LoadedProgram::new(program).map_err(|e| {
+            ScenarioError::new("routers", format!("the router program does not load: {e}"))
+        })
+    }
+
     /// Builds the switch and writes the scenario's configuration into it:
     /// entries, registers, queue depths, and each linked port's drain rate
     /// (the link's rate).
     pub fn new(
         spec: &RouterSpec,
         index: usize,
-        program: &str,
+        program: &LoadedProgram,
         seed: u64,
         out: HashMap<u32, Direction>,
     ) -> Result<Router, ScenarioError> {
         let field = format!("routers[{index}]");
-        let mut sw = Switch::new(program, seed).map_err(|e| {
+        let mut sw = Switch::with_program(program, seed).map_err(|e| {
             ScenarioError::new(
                 field.clone(),
                 format!("the router program does not load: {e}"),

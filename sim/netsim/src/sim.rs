@@ -119,21 +119,19 @@ fn follow_traces(topo: &Topology, routers: &mut [Router], hosts: &mut [Host]) {
 }
 
 impl Simulator {
-    /// Checks the scenario and builds every router (loading `program`, the
-    /// router's BMv2 JSON, once per router), host and flow.
+    /// Checks the scenario and builds every router (`program`, the router's
+    /// BMv2 JSON, loaded and compiled once and shared by all), host and flow.
     pub fn new(scenario: &Scenario, program: &str) -> Result<Simulator, ScenarioError> {
         let s = scenario;
         let topo = Topology::new(s)?;
         let mut routers = Vec::with_capacity(s.routers.len());
-        for (i, r) in s.routers.iter().enumerate() {
+        let loaded = match s.routers.is_empty() {
+            true => None,
+            false => Some(Router::load_program(program)?),
+        };
+        for (i, (r, loaded)) in s.routers.iter().zip(loaded.iter().cycle()).enumerate() {
             let seed = derive(s.seed, Kind::Router, i);
-            routers.push(Router::new(
-                r,
-                i,
-                program,
-                seed,
-                topo.router_out[i].clone(),
-            )?);
+            routers.push(Router::new(r, i, loaded, seed, topo.router_out[i].clone())?);
         }
         // After the entries are in: a flow's route check reads them.
         topo.check_flows(s)?;
