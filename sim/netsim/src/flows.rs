@@ -36,6 +36,15 @@ pub(crate) fn tcp_config(f: &FlowSpec, fi: usize) -> Result<Option<Config>, Scen
     if let Some(mss) = t.mss {
         cfg.mss = mss;
     }
+    let k = &t.knobs;
+    cfg.initial_window = k.iw.unwrap_or(cfg.initial_window);
+    cfg.initial_rto = k.initial_rto_ns.unwrap_or(cfg.initial_rto);
+    cfg.min_rto = k.min_rto_ns.unwrap_or(cfg.min_rto);
+    cfg.sack = k.sack.unwrap_or(cfg.sack);
+    cfg.prr = k.prr.unwrap_or(cfg.prr);
+    if k.delayed_ack == Some(false) {
+        cfg.delayed_ack = None;
+    }
     cfg.validate()
         .map_err(|e| ScenarioError::new(format!("{field}.{}", e.field), e.message))?;
     let (size, app_field) = match &t.app {

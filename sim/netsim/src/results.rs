@@ -26,6 +26,26 @@ pub struct Results {
     /// Queue taps (empty when off).
     pub sample_registers: Vec<String>,
     pub queue_samples: Vec<QueueSample>,
+    /// Each running sender's state at every queue tap (empty when off).
+    pub flow_samples: Vec<FlowSample>,
+}
+
+/// One flow's sender at one sample time: TCP's window and smoothed RTT, or
+/// an RBCC sender's rates (the other fields absent).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowSample {
+    pub time_ns: Nanos,
+    pub flow: String,
+    /// TCP: congestion window and slow-start threshold in segments
+    /// (ssthresh absent before the first congestion event), smoothed RTT.
+    pub cwnd: Option<u64>,
+    pub ssthresh: Option<u64>,
+    pub srtt_ns: Option<Nanos>,
+    /// RBCC: the rate it paces at and the rate the routers echoed (B/s;
+    /// absent before the first ACK), and the router id that set it.
+    pub rate: Option<u32>,
+    pub return_rate: Option<u32>,
+    pub bottle_node: Option<u32>,
 }
 
 /// One flow's results: the receiver's view, and the sender's stack's own.
@@ -235,8 +255,29 @@ impl Results {
         s
     }
 
-    /// Writes results.json, flows.csv, ports.csv, drops.csv, counters.csv
-    /// and queue.csv into `dir`.
+    /// One line per sample and running sender.
+    pub fn flow_samples_csv(&self) -> String {
+        let mut s =
+            String::from("time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node\n");
+        for f in &self.flow_samples {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{}",
+                f.time_ns,
+                f.flow,
+                opt(f.cwnd),
+                opt(f.ssthresh),
+                opt(f.srtt_ns),
+                opt(f.rate.map(u64::from)),
+                opt(f.return_rate.map(u64::from)),
+                opt(f.bottle_node.map(u64::from)),
+            );
+        }
+        s
+    }
+
+    /// Writes results.json, flows.csv, ports.csv, drops.csv, counters.csv,
+    /// queue.csv and flow_samples.csv into `dir`.
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("results.json"), self.to_json())?;
@@ -244,7 +285,8 @@ impl Results {
         std::fs::write(dir.join("ports.csv"), self.ports_csv())?;
         std::fs::write(dir.join("drops.csv"), self.drops_csv())?;
         std::fs::write(dir.join("counters.csv"), self.counters_csv())?;
-        std::fs::write(dir.join("queue.csv"), self.queue_csv())
+        std::fs::write(dir.join("queue.csv"), self.queue_csv())?;
+        std::fs::write(dir.join("flow_samples.csv"), self.flow_samples_csv())
     }
 
     /// Packets dropped for `cause` anywhere.

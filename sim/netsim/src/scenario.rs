@@ -193,6 +193,30 @@ pub struct TcpSpec {
     /// Maximum segment size (default: ratelab-stack's, 1460).
     #[serde(default)]
     pub mss: Option<u16>,
+    /// The stack's knobs a topology file's `stack: ratelab` flow may set.
+    #[serde(default)]
+    pub knobs: TcpKnobs,
+}
+
+/// ratelab-stack settings of one connection; absent: the stack's default
+/// (`ratelab_stack::tcp::Config::default()`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpKnobs {
+    /// Initial window, segments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iw: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rto_ns: Option<Nanos>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto_ns: Option<Nanos>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// false: acknowledge every segment at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prr: Option<bool>,
 }
 
 /// The sending application (ratelab-stack's `app`); bytes are written in

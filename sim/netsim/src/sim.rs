@@ -9,8 +9,8 @@ use crate::flows::{
 use crate::frame::{self, Addresses, HEADERS};
 use crate::host::{Endpoint, EndpointKind, Host};
 use crate::results::{
-    CounterValue, DropCount, FlowResult, PortResult, QueueSample, RbccResult, Results, TcpResult,
-    UdpResult,
+    CounterValue, DropCount, FlowResult, FlowSample, PortResult, QueueSample, RbccResult, Results,
+    TcpResult, UdpResult,
 };
 use crate::router::{engine_us, Router};
 use crate::scenario::{Scenario, ScenarioError};
@@ -79,6 +79,7 @@ pub struct Simulator {
     /// Drops outside the router program, by place and cause.
     drops: BTreeMap<(Node, &'static str), u64>,
     samples: Vec<QueueSample>,
+    flow_samples: Vec<FlowSample>,
     events: u64,
     delivered: u64,
     /// Transmit buffer: headers, then the transport bytes the stack writes.
@@ -221,6 +222,7 @@ impl Simulator {
             now: 0,
             drops: BTreeMap::new(),
             samples: Vec::new(),
+            flow_samples: Vec::new(),
             events: 0,
             delivered: 0,
             scratch: vec![0; HEADERS + 65_536],
@@ -643,8 +645,43 @@ impl Simulator {
             }
         }
         let next = self.now + spec.interval_ns;
+        self.sample_flows();
         if next <= self.scenario.duration_ns {
             self.queue.push(next, Event::Sample);
+        }
+    }
+
+    /// Each sender that has started: TCP's window and RTT, RBCC's rates.
+    fn sample_flows(&mut self) {
+        for fi in 0..self.flows.len() {
+            let (h, e) = self.flows[fi].sender;
+            let mut s = FlowSample {
+                time_ns: self.now,
+                flow: self.scenario.flows[fi].name.clone(),
+                cwnd: None,
+                ssthresh: None,
+                srtt_ns: None,
+                rate: None,
+                return_rate: None,
+                bottle_node: None,
+            };
+            match &self.hosts[h].endpoints[e].kind {
+                EndpointKind::TcpSender { conn, .. } => {
+                    let smss = conn.smss().max(1);
+                    s.cwnd = Some(conn.cwnd() / smss);
+                    s.ssthresh = Some(conn.ssthresh())
+                        .filter(|&t| t != u64::MAX)
+                        .map(|t| t / smss);
+                    s.srtt_ns = conn.rtt().srtt();
+                }
+                EndpointKind::RbccSender { sender, .. } => {
+                    s.rate = Some(sender.rate());
+                    s.return_rate = Some(sender.return_rate()).filter(|&r| r != u32::MAX);
+                    s.bottle_node = Some(sender.return_bottle_node());
+                }
+                _ => continue,
+            }
+            self.flow_samples.push(s);
         }
     }
 
@@ -823,6 +860,7 @@ impl Simulator {
                 .as_ref()
                 .map_or(Vec::new(), |s| s.registers.clone()),
             queue_samples: self.samples.clone(),
+            flow_samples: self.flow_samples.clone(),
         }
     }
 }

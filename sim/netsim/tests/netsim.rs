@@ -86,6 +86,7 @@ fn tcp(name: &str, from: &str, to: &str, cc: &str, app: AppSpec) -> FlowSpec {
             cc: cc.into(),
             app,
             mss: None,
+            knobs: Default::default(),
         }),
         udp: None,
         rbcc: None,

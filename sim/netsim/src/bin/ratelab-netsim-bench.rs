@@ -50,6 +50,7 @@ fn run(args: &[String]) -> Result<String, String> {
                 cc: "reno".into(),
                 app: AppSpec::Bulk { message_size: None },
                 mss: None,
+                knobs: Default::default(),
             }),
             ..flow(&format!("reno{i}"))
         })
