@@ -94,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--p4c", help="compiler with p4c's command line (default ratelab-p4c)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     c.add_argument("--variant", help="run only this variant of the file's `variants`")
+    c.add_argument(
+        "--backend",
+        choices=("mininet", "sim"),
+        default="mininet",
+        help="mininet (default, needs root) or sim: ratelab's simulator, no root (docs/NET.md)",
+    )
+    c.add_argument("--seed", type=int, default=0, help="sim: the run's seed (default 0)")
     sub.add_parser("clean", help="remove interfaces and processes a killed run left behind")
     return ap
 
@@ -239,6 +246,8 @@ def plan_delays(
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.backend == "sim":
+        return _run_sim(args)
     runs = _load(args)
     if os.geteuid() != 0:
         raise UsageError("needs root (Mininet)")
@@ -267,6 +276,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         for variant, summary in summaries:
             print(f"{variant}: {summary}")
     return 0
+
+
+def _run_sim(args: argparse.Namespace) -> int:
+    """The topology in ratelab's simulator (sim_run.py): no root, same report."""
+    from ratelab_net.sim_api import SimError
+    from ratelab_net.sim_run import run_sim
+
+    try:
+        return run_sim(
+            args.topology, args.set, args.variant, args.out, args.seed, args.p4c,
+            not args.no_plots, _say,
+        )  # fmt: skip
+    except SimError as e:
+        raise NetError(str(e)) from None
 
 
 def _run_one(
