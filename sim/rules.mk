@@ -7,7 +7,13 @@
 # iproute2, ethtool and iputils-ping are in the top Makefile's shared APT_PACKAGES.
 APT_PACKAGES += mininet
 
-.PHONY: net-dumbbell net-three-routers net-stacks
+.PHONY: net-dumbbell net-three-routers net-stacks sim-netsim
+
+# ratelab-netsim, the simulator `ratelab-net run --backend sim` and
+# ratelab_net.simulate run (release build; cargo rebuilds only what changed)
+DEPS_TARGETS += sim-netsim
+sim-netsim: rust-deps
+	cargo build --quiet --release -p ratelab-netsim --bin ratelab-netsim
 
 # bufferbloat on a dumbbell: small vs large FIFO queue vs RED, compared
 net-dumbbell: deps

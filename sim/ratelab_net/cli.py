@@ -2,6 +2,7 @@
 
     ratelab-net check TOPOLOGY                 validate it, print the routers' plans and flows
     ratelab-net run TOPOLOGY [--out DIR] [--target ratelab|bmv2] [--allow-no-delay] [--no-plots]
+    ratelab-net run TOPOLOGY --backend sim [--seed N]   the same in ratelab's simulator (no root)
     ratelab-net clean                          remove what a killed run left behind
 
 Exit status: 0 done, 1 a run-time failure, 2 bad input (one line on stderr).

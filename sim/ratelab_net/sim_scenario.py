@@ -1,0 +1,224 @@
+"""A topology file (docs/NET.md) as a scenario of ratelab's simulator
+(sim/netsim/README.md "Scenario format").
+
+Routers get the entries of the same controller plan `ratelab-net` pushes over
+P4Runtime (ratelab_model.p4_entries of `plan_routers`) and the queue depths
+the switch is started with; every link direction its own rate and delay (a
+host's egress FIFO its queue limit); every flow its transport, pattern and
+TCP knobs. What the simulator cannot run (a kernel-only congestion control,
+ping) is a ConfigError naming the flow's field in the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import yaml
+from ratelab_ctl import units
+from ratelab_ctl.configfile import ConfigError, Location
+from ratelab_ctl.switch_options import MIN_SWITCH_QUEUE
+from ratelab_model.p4_entries import all_entries
+
+from ratelab_net.routers import RouterPlan, router_ports
+from ratelab_net.topology import RATELAB_CCS, Direction, Flow, Topology
+
+NS_PER_S = 1_000_000_000
+# A direction without a rate: in Mininet as fast as the veth pair and the switch
+# go; in the simulator 10 Gbit/s (a 1,514-byte frame in 1.2 µs).
+UNLIMITED_RATE_BPS = 10_000_000_000
+HOST_QUEUE = 100  # packets; a host's egress without a numeric queue_limit (network.py)
+IP_UDP_HEADERS = 28  # a topology's UDP size is the IPv4 total length, netsim's the payload
+DRAIN_S = 1.0  # run past the traffic, as ratelab-net does, so the network drains
+# router.p4's registers the queue taps read at index = port: its own queue count
+# (what the report and plots show in Mininet) and the RED average.
+SAMPLE_REGISTERS = ("queue_length", "RouterIngress.admission.red_avg")
+
+
+# TcpOptions fields the simulator's TcpKnobs carry (stack: the stack is ratelab's anyway)
+_SIM_KNOBS = ("stack", "iw", "initial_rto_s", "min_rto_s", "sack", "delayed_ack", "prr")
+
+
+def field_location(node: yaml.Node, key: str | None = None) -> Location:
+    """Where `key` of a mapping node is in the file (the node itself if absent)."""
+    if key is not None and isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if getattr(k, "value", None) == key:
+                node = v
+                break
+    m = node.start_mark
+    return Location(m.name, m.line + 1, m.column + 1)
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * NS_PER_S)
+
+
+def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, int]:
+    rate = out.text("rate")
+    delay = out.text("delay")
+    rate_bps = units.parse_rate(rate) if rate else UNLIMITED_RATE_BPS
+    if rate_bps <= 0:
+        raise ConfigError(
+            field_location(out.nodes["rate"]),
+            f"{path}.rate",
+            f"expected a rate above 0 in the simulator, got {rate!r}",
+        )
+    spec = {
+        "rate_bps": rate_bps,
+        "delay_ns": units.parse_delay_us(delay) * 1000 if delay else 0,
+    }
+    if leaves_host:
+        limit = out.text("queue_limit")
+        spec["queue_limit"] = int(limit) if limit and limit.isdigit() else HOST_QUEUE
+    return spec
+
+
+def _router_spec(plan: RouterPlan) -> dict[str, Any]:
+    config = plan.config.router
+    return {
+        "name": plan.name,
+        "entries": [
+            {
+                "table": e.table,
+                "key": [list(k) if isinstance(k, tuple) else k for k in e.key],
+                "action": e.action,
+                "params": list(e.params),
+            }
+            for e in all_entries(config)
+        ],
+        "ports": [
+            {"port": p.port, "queue_depth": max(MIN_SWITCH_QUEUE, 2 * p.queue_limit)}
+            for p in config.ports
+        ],
+    }
+
+
+def _links(topo: Topology) -> list[dict[str, Any]]:
+    ports = router_ports(topo)
+    number = {(p.router, p.link_index): p.port for ps in ports.values() for p in ps}
+    links = []
+    for i, link in enumerate(topo.links):
+
+        def end(name: str, index: int = i) -> dict[str, Any]:
+            if name in topo.routers:
+                return {"node": name, "port": number[(name, index)]}
+            return {"node": name}
+
+        links.append(
+            {
+                "a": end(link.a),
+                "b": end(link.b),
+                "forward": _direction(
+                    link.forward, link.a in topo.hosts, f"links[{i}] ({link.a} -> {link.b})"
+                ),
+                "reverse": _direction(
+                    link.reverse, link.b in topo.hosts, f"links[{i}] ({link.b} -> {link.a})"
+                ),
+            }
+        )
+    return links
+
+
+def unsupported(flow: Flow, index: int) -> ConfigError | None:
+    """Why the simulator cannot run this flow (None: it can)."""
+    path = f"flows[{index}]"
+    if flow.transport == "ping":
+        return ConfigError(
+            field_location(flow.node, "transport"),
+            f"{path}.transport",
+            f"flow {flow.name!r}: the simulator has no ping (ICMP echo); "
+            "run it in Mininet, or measure RTT with a tcp flow",
+        )
+    if flow.tcp is not None:
+        for knob in dataclasses.fields(flow.tcp):
+            if knob.name not in _SIM_KNOBS and getattr(flow.tcp, knob.name) is not None:
+                key = knob.name.removesuffix("_s")
+                return ConfigError(
+                    field_location(flow.node, key),
+                    f"{path}.{key}",
+                    "the simulator does not take this knob yet (sim/netsim TcpKnobs)",
+                )
+    if flow.transport == "tcp" and flow.cc not in RATELAB_CCS:
+        return ConfigError(
+            field_location(flow.node, "cc"),
+            f"{path}.cc",
+            f"{flow.cc!r} is a kernel-only congestion control: the simulator runs "
+            f"ratelab's stacks ({', '.join(RATELAB_CCS)})",
+        )
+    return None
+
+
+def _flow(flow: Flow) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "name": flow.name,
+        "from": flow.src,
+        "to": flow.dst,
+        "start_ns": _ns(flow.start_s),
+        "stop_ns": _ns(flow.stop_s),
+    }
+    if flow.transport == "tcp":
+        if flow.pattern == "onoff":
+            app: dict[str, Any] = {
+                "kind": "on_off",
+                "on_ns": _ns(flow.on_s or 0),
+                "off_ns": _ns(flow.off_s or 0),
+            }
+        elif flow.pattern == "stream":
+            app = {"kind": "stream", "rate_bps": flow.rate_bps}
+        else:
+            app = {"kind": "bulk"}
+        tcp: dict[str, Any] = {"cc": flow.cc, "app": app}
+        knobs = _knobs(flow)
+        if knobs:
+            tcp["knobs"] = knobs
+        spec["tcp"] = tcp
+    elif flow.transport == "udp":
+        udp: dict[str, Any] = {
+            "pattern": "cbr",
+            "rate_bps": flow.rate_bps,
+            "size": flow.size - IP_UDP_HEADERS,
+        }
+        if flow.on_s is not None and flow.off_s is not None:
+            udp["on_ns"], udp["off_ns"] = _ns(flow.on_s), _ns(flow.off_s)
+        spec["udp"] = udp
+    else:  # rbcc
+        spec["rbcc"] = {"rate_bps": flow.rate_bps, "size": flow.size}
+    return spec
+
+
+def _knobs(flow: Flow) -> dict[str, Any]:
+    """A `stack: ratelab` flow's knobs the file gives (the rest: the stack's defaults)."""
+    tcp = flow.tcp
+    if tcp is None or tcp.stack != "ratelab":
+        return {}
+    knobs: dict[str, Any] = {}
+    if tcp.iw is not None:
+        knobs["iw"] = tcp.iw
+    if tcp.initial_rto_s is not None:
+        knobs["initial_rto_ns"] = _ns(tcp.initial_rto_s)
+    if tcp.min_rto_s is not None:
+        knobs["min_rto_ns"] = _ns(tcp.min_rto_s)
+    for key in ("sack", "delayed_ack", "prr"):
+        value = getattr(tcp, key)
+        if value is not None:
+            knobs[key] = value
+    return knobs
+
+
+def build_scenario(topo: Topology, plans: list[RouterPlan], seed: int = 0) -> dict[str, Any]:
+    """The scenario of one topology (one variant); raises ConfigError for a flow
+    the simulator cannot run. The run lasts the topology's duration plus DRAIN_S."""
+    for i, flow in enumerate(topo.flows):
+        problem = unsupported(flow, i)
+        if problem is not None:
+            raise problem
+    return {
+        "seed": seed,
+        "duration_ns": _ns(topo.duration_s + DRAIN_S),
+        "sample": {"interval_ns": _ns(topo.poll_interval_s), "registers": list(SAMPLE_REGISTERS)},
+        "routers": [_router_spec(p) for p in plans],
+        "hosts": [{"name": h, "address": topo.host_address(h)[0]} for h in topo.hosts],
+        "links": _links(topo),
+        "flows": [_flow(f) for f in topo.flows],
+    }

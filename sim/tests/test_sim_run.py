@@ -1,0 +1,210 @@
+"""`ratelab-net run --backend sim`: a topology file in ratelab's simulator (no
+root): the Mininet run's report and files, variants, determinism, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ratelab_net.cli import main
+from ratelab_sim.build import ROOT
+
+DUMBBELL = """\
+duration: 6s
+poll_interval: 0.1s
+routers:
+  r1: {router_id: 10.0.0.1}
+hosts: [sender, receiver]
+links:
+  - {ends: [sender, r1], rate: 100mbit, delay: 1ms}
+  - ends: [r1, receiver]
+    rate: 10mbit
+    delay: 20ms
+    queue_limit: 20
+    aqm: fifo
+    reverse: {rate: 100mbit, queue_limit: 100}
+flows:
+  - {name: bulk, from: sender, to: receiver, transport: tcp, cc: cubic, start: 1s, stop: 5s}
+  - {name: vegas, from: sender, to: receiver, transport: tcp, stack: ratelab, cc: vegas, iw: 4}
+  - {name: cbr, from: sender, to: receiver, transport: udp, rate: 1mbit, size: 1000}
+variants:
+  small: {}
+  large:
+    links[1].queue_limit: 200
+"""
+
+# 1,448 data bytes in a 1,514-byte frame
+TCP_PAYLOAD_SHARE = 1448 / 1514
+
+
+def _write(tmp_path: Path, text: str, name: str = "topo.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _run(path: Path, out: Path, *extra: str) -> int:
+    return main(["run", str(path), "--backend", "sim", "--out", str(out), *extra])
+
+
+def test_dumbbell_example_runs_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """The shipped dumbbell file (without its ping: the simulator has none) runs
+    every variant, with the Mininet run's report, files and comparison."""
+    text = (ROOT / "sim" / "examples" / "dumbbell.yaml").read_text()
+    text = "\n".join(line for line in text.splitlines() if "transport: ping" not in line)
+    out = tmp_path / "out"
+    assert _run(_write(tmp_path, text, "dumbbell.yaml"), out) == 0
+    report = capsys.readouterr().out
+    assert "note: kernel TCP flows run on ratelab's TCP stack" in report
+    assert report.count("== ratelab-net:") == 3
+    assert "== comparison ==" in report
+    assert "small-fifo: bulk " in report and "large-red: bulk " in report
+    for variant in ("small-fifo", "large-fifo", "large-red"):
+        folder = out / variant
+        for name in ("results.json", "flows.csv", "queue.csv", "r1.csv", "bulk.json", "plots.png"):
+            assert (folder / name).is_file(), f"{variant}/{name}"
+        res = json.loads((folder / "results.json").read_text())
+        bulk = res["flows"][0]
+        # one Cubic flow nearly fills the 10 Mbit/s bottleneck; with the large
+        # queue (above the path's BDP of 35 packets) it fills it
+        share = 0.9 if variant == "large-fifo" else 0.7
+        assert bulk["tcp"]["goodput_bps"] > share * 10e6 * TCP_PAYLOAD_SHARE, variant
+    small = json.loads((out / "small-fifo" / "results.json").read_text())
+    large = json.loads((out / "large-fifo" / "results.json").read_text())
+    queue = {
+        name: max(q["queue_packets"] for q in r["queue_samples"] if q["port"] == 2)
+        for name, r in (("small", small), ("large", large))
+    }
+    assert queue["small"] <= 20 < queue["large"]
+
+
+def test_report_tables_and_flow_files(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "out"
+    assert _run(_write(tmp_path, DUMBBELL), out, "--variant", "small", "--no-plots") == 0
+    report = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in report.splitlines() if line.strip()}
+    # the flows' table: the kernel flow is labelled as the file says, the note tells
+    assert "tcp cubic" in lines["bulk"] and "ssthresh changes" in lines["bulk"]
+    assert "ratelab vegas" in lines["vegas"]
+    assert "/" in lines["cbr"] and "received" in lines["cbr"]
+    # the ports' table: r1's two ports, drops by cause at the bottleneck
+    assert "queue_full" in lines["r1.2"]
+    assert lines["r1.1"].split()[1] != "0"
+    assert "packets: hosts sent" in report
+    assert not (out / "large").exists()  # --variant: that one only, in its folder
+    out = out / "small"
+    assert not (out / "plots.png").exists()
+    # tcp-send-shaped JSON: cwnd and RTT over time from the flow's start
+    bulk = json.loads((out / "bulk.json").read_text())["flows"][0]
+    assert bulk["samples"][0]["t_s"] == 0
+    assert all(s["snd_cwnd"] > 0 for s in bulk["samples"])
+    assert any(s["rtt_us"] for s in bulk["samples"])
+    vegas = json.loads((out / "vegas.json").read_text())["flows"][0]
+    assert vegas["samples"][0]["snd_cwnd"] == 4  # iw: 4 reached the stack
+    sink = json.loads((out / "cbr.sink.json").read_text())["flows"][0]
+    assert sink["packets_received"] > 0
+    series = (out / "r1.csv").read_text().splitlines()
+    assert series[0].startswith("time,elapsed_s,port,")
+    assert len(series) == 1 + 2 * 71  # 2 ports, a sample every 0.1 s for 6 s + 1 s drain
+
+
+def test_same_seed_same_bytes(tmp_path: Path) -> None:
+    path = _write(tmp_path, DUMBBELL)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert _run(path, a, "--seed", "3") == 0
+    assert _run(path, b, "--seed", "3") == 0
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert len(files) > 20
+    assert files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    for f in files:
+        assert (a / f).read_bytes() == (b / f).read_bytes(), f
+    c = tmp_path / "c"
+    assert _run(path, c, "--seed", "4", "--variant", "small") == 0
+    assert json.loads((c / "small" / "results.json").read_text())["seed"] == 4
+
+
+def test_set_overrides_apply(tmp_path: Path) -> None:
+    path = _write(tmp_path, DUMBBELL)
+    out = tmp_path / "out"
+    args = ("--variant", "small", "--no-plots", "--set", "links[1].rate=2mbit")
+    assert _run(path, out, *args) == 0
+    bulk = json.loads((out / "small" / "results.json").read_text())["flows"][0]
+    assert bulk["tcp"]["goodput_bps"] < 2e6
+
+
+BAD = [
+    # a kernel-only congestion control: the simulator runs ratelab's stacks
+    (
+        "  - {name: b, from: sender, to: receiver, transport: tcp, cc: bbr}\n",
+        ":11:",
+        "flows[0].cc: 'bbr' is a kernel-only congestion control",
+    ),
+    (
+        "  - {name: p, from: sender, to: receiver, transport: ping}\n",
+        ":11:",
+        "flows[0].transport: flow 'p': the simulator has no ping",
+    ),
+    # the other host hangs off r2, which has no link to r1
+    (
+        "  - {name: u, from: sender, to: other, transport: udp, rate: 1mbit}\n",
+        ":11:",
+        'flows[0].to: "sender" cannot reach "other"',
+    ),
+]
+
+BAD_BASE = """\
+duration: 2s
+routers:
+  r1: {}
+  r2: {}
+hosts: [sender, receiver, other]
+links:
+  - {ends: [sender, r1], rate: 100mbit}
+  - {ends: [r1, receiver], rate: 10mbit, delay: 5ms}
+  - {ends: [r2, other], rate: 10mbit}
+flows:
+  - {name: ok, from: sender, to: receiver, transport: udp, rate: 1mbit}
+variants:
+  v1: {}
+  v2: {}
+"""
+
+
+@pytest.mark.parametrize(("flow", "where", "message"), BAD)
+def test_bad_input_is_one_line_status_2_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture, flow: str, where: str, message: str
+) -> None:
+    text = BAD_BASE.replace(
+        "  - {name: ok, from: sender, to: receiver, transport: udp, rate: 1mbit}\n", flow
+    )
+    path = _write(tmp_path, text)
+    out = tmp_path / "out"
+    assert _run(path, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"{path}{where}"), err
+    assert message in err
+    assert not out.exists()
+
+
+def test_a_bad_later_variant_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """v1 runs, v2 sends to an unreachable host: neither leaves files."""
+    text = BAD_BASE.replace("  v2: {}\n", "  v2:\n    flows[0].to: other\n")
+    path = _write(tmp_path, text)
+    out = tmp_path / "out"
+    assert _run(path, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and 'flows[0].to: "sender" cannot reach "other"' in err
+    assert not out.exists()
+
+
+def test_zero_rate_link_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = _write(tmp_path, BAD_BASE.replace("rate: 10mbit, delay: 5ms", "rate: 0, delay: 5ms"))
+    out = tmp_path / "out"
+    assert _run(path, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"{path}:8:")
+    assert "links[1] (r1 -> receiver).rate: expected a rate above 0" in err
+    assert not out.exists()
