@@ -188,6 +188,7 @@ class TcpConfig:
     initial_rto_ns: int
     min_rto_ns: int
     max_rto_ns: int
+    rto_formula: str
     mss: int
     sack: bool
     timestamps: bool
@@ -211,6 +212,7 @@ class TcpConfig:
         prr: bool = False,
         send_buffer: int | None = None,
         recv_buffer: int | None = None,
+        rto_formula: str = "rfc6298",
     ) -> None: ...
 
 class TcpConnection:

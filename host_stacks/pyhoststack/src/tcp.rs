@@ -13,7 +13,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use ratelab_stack::cc::CcKind;
-use ratelab_stack::tcp::{Config, Connection, Endpoint, State};
+use ratelab_stack::tcp::{Config, Connection, Endpoint, RtoFormula, State};
 use ratelab_stack::wire::PROTO_TCP;
 use ratelab_stack::{Nanos, MILLIS};
 
@@ -100,7 +100,7 @@ impl TcpConfig {
     #[pyo3(signature = (cc = "newreno", iw = None, initial_rto_ns = None, min_rto_ns = None,
         max_rto_ns = None, mss = None, sack = true, timestamps = true, window_scale = true,
         delayed_ack = true, delayed_ack_ns = None, prr = false, send_buffer = None,
-        recv_buffer = None))]
+        recv_buffer = None, rto_formula = "rfc6298"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         cc: &str,
@@ -117,6 +117,7 @@ impl TcpConfig {
         prr: bool,
         send_buffer: Option<&Bound<'_, PyAny>>,
         recv_buffer: Option<&Bound<'_, PyAny>>,
+        rto_formula: &str,
     ) -> PyResult<Self> {
         let mut core = Config {
             cc: cc
@@ -126,6 +127,9 @@ impl TcpConfig {
             timestamps,
             window_scale,
             prr,
+            rto_formula: rto_formula
+                .parse::<RtoFormula>()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
             ..Config::default()
         };
         let time = "a time in ns >= 0";
@@ -188,6 +192,10 @@ impl TcpConfig {
     #[getter]
     fn max_rto_ns(&self) -> u64 {
         self.core.max_rto
+    }
+    #[getter]
+    fn rto_formula(&self) -> &'static str {
+        self.core.rto_formula.name()
     }
     #[getter]
     fn mss(&self) -> u16 {

@@ -1,5 +1,6 @@
 //! Connection settings and their validation.
 
+use super::rtt::RtoFormula;
 use crate::cc::CcKind;
 use crate::{Nanos, MILLIS, SECONDS};
 use std::fmt;
@@ -15,6 +16,9 @@ pub struct Config {
     pub initial_rto: Nanos,
     /// Minimum RTO (RFC 6298 §2.4: 1 s; Linux uses 200 ms).
     pub min_rto: Nanos,
+    /// How the RTO is computed: RFC 6298's (min_rto is a floor of the RTO)
+    /// or Linux's (min_rto is a floor of the variance term).
+    pub rto_formula: RtoFormula,
     /// Maximum RTO (RFC 6298 §2.5: at least 60 s).
     pub max_rto: Nanos,
     /// Clock granularity G of RFC 6298 §2.
@@ -52,6 +56,7 @@ impl Default for Config {
             initial_window: 10,
             initial_rto: SECONDS,
             min_rto: 200 * MILLIS,
+            rto_formula: RtoFormula::Rfc6298,
             max_rto: 60 * SECONDS,
             clock_granularity: MILLIS,
             delayed_ack: Some(40 * MILLIS),

@@ -27,7 +27,7 @@ mod scoreboard;
 
 pub use buffers::{RangeSet, RecvBuffer, SendBuffer};
 pub use config::{Config, ConfigError};
-pub use rtt::RttEstimator;
+pub use rtt::{RtoFormula, RttEstimator, UnknownRtoFormula};
 pub use scoreboard::{Scoreboard, SentSeg};
 
 use crate::cc::{initial_window, CongestionControl, Prr};
@@ -230,7 +230,8 @@ impl Connection {
             cfg.min_rto,
             cfg.max_rto,
             cfg.clock_granularity,
-        );
+        )
+        .with_formula(cfg.rto_formula);
         // Records for a full send buffer of half-size segments; smaller
         // segments grow the deque once, then it is reused.
         let segs = 2 * (cfg.send_buffer / cfg.mss as usize) + 16;
