@@ -25,16 +25,24 @@ from ratelab_hosts.loop import stop_on_signals
 from ratelab_hosts.rbcc_sender import SenderConfig
 from ratelab_hosts.tcp_traffic import PATTERNS, TcpSendConfig
 from ratelab_hosts.udp import UdpSourceConfig
-from ratelab_hosts.units import parse_endpoint, parse_ipv4, parse_rate, parse_seconds
+from ratelab_hosts.units import (
+    parse_endpoint,
+    parse_ipv4,
+    parse_rate,
+    parse_seconds,
+    parse_source,
+)
 
 PROG = "ratelab_hosts"
 STACKS = ("kernel", "ratelab")
+RTO_FORMULAS = ("rfc6298", "linux")
 # tcp-send options that only the ratelab stack has (argparse dest, option).
 RATELAB_OPTIONS = (
     ("src", "--src"),
     ("iw", "--iw"),
     ("initial_rto", "--initial-rto"),
     ("min_rto", "--min-rto"),
+    ("rto_formula", "--rto-formula"),
     ("no_sack", "--no-sack"),
     ("no_delayed_ack", "--no-delayed-ack"),
     ("prr", "--prr"),
@@ -67,6 +75,7 @@ RATE = _checked(parse_rate)
 SECONDS = _checked(parse_seconds)
 IPV4 = _checked(parse_ipv4)
 ENDPOINT = _checked(parse_endpoint)
+SOURCE = _checked(parse_source)
 
 
 def _probability(text: str) -> float:
@@ -155,10 +164,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stack", choices=STACKS, default="kernel", help="whose TCP: kernel (default) or ratelab"
     )
-    p.add_argument("--src", type=IPV4, help="ratelab: the flow's own address (not this host's)")
+    p.add_argument(
+        "--src",
+        type=SOURCE,
+        help="ratelab: the flow's own address (not this host's), IP or IP:PORT (random port)",
+    )
     p.add_argument("--iw", type=_whole_number, help="ratelab: initial window, segments (10)")
     p.add_argument("--initial-rto", type=SECONDS, help="ratelab: initial RTO (1s)")
     p.add_argument("--min-rto", type=SECONDS, help="ratelab: minimum RTO (200ms)")
+    p.add_argument(
+        "--rto-formula",
+        choices=RTO_FORMULAS,
+        help="ratelab: RTO = max(SRTT + 4*RTTVAR, min-rto) (rfc6298, default)"
+        " or SRTT + max(4*RTTVAR, min-rto) (linux)",
+    )
     p.add_argument("--no-sack", action="store_true", help="ratelab: do not offer SACK")
     p.add_argument("--no-delayed-ack", action="store_true", help="ratelab: ACK every segment")
     p.add_argument("--prr", action="store_true", help="ratelab: proportional rate reduction")
@@ -388,6 +407,8 @@ def _stack_options(args: argparse.Namespace) -> dict[str, object]:
         options["initial_rto_ns"] = args.initial_rto * 1000
     if args.min_rto is not None:
         options["min_rto_ns"] = args.min_rto * 1000
+    if args.rto_formula is not None:
+        options["rto_formula"] = args.rto_formula
     try:
         TcpConfig(**options)  # type: ignore[arg-type]
     except ValueError as exc:
@@ -401,7 +422,10 @@ def _stack_options(args: argparse.Namespace) -> dict[str, object]:
 def _stack_tcp_send(args: argparse.Namespace, config: TcpSendConfig) -> int:
     options = _stack_options(args)
     with stop_on_signals() as stop:
-        flow = stack_tcp_driver.stack_tcp_send(args.dst, args.src, config, options, stop)
+        src, src_port = args.src
+        flow = stack_tcp_driver.stack_tcp_send(
+            args.dst, src, config, options, stop, src_port=src_port
+        )
     _write_json(args.json_out, {"command": "tcp-send", "flows": [flow]})
     _print_tcp_send(flow, config)
     return 0 if flow["state"] == "closed" else 1

@@ -268,6 +268,8 @@ class _Flow:
             "rtos": s["rtos"],
             "spurious_rtos": s["spurious_rtos"],
             "malformed": s["malformed"],
+            "resets_received": s["resets_received"],
+            "resets_sent": s["resets_sent"],
             "local_drops": self.link.local_drops,
         }
 
@@ -278,15 +280,19 @@ def stack_tcp_send(
     config: TcpSendConfig,
     stack: dict[str, object],
     stop: StopSignal,
+    src_port: int | None = None,
 ) -> dict[str, object]:
     """One ratelab-stack TCP connection from `src` (an address this host
     does not own) to `dst`, with the pattern of `config` and the TcpConfig
     keyword arguments `stack` (cc, iw, initial_rto_ns, ...; the MSS follows
-    the interface MTU, at most 1460)."""
+    the interface MTU, at most 1460). The source port is `src_port`, or a
+    random ephemeral one."""
     plan = plan_link(src, dst[0])
     mss = min(MSS_MAX, plan.mtu - IPV4_TCP_HEADERS)
     tcp_config = TcpConfig(**stack, mss=mss)  # type: ignore[arg-type]
-    port = EPHEMERAL_PORTS[0] + secrets.randbelow(EPHEMERAL_PORTS[1] - EPHEMERAL_PORTS[0] + 1)
+    port = src_port
+    if port is None:
+        port = EPHEMERAL_PORTS[0] + secrets.randbelow(EPHEMERAL_PORTS[1] - EPHEMERAL_PORTS[0] + 1)
     conn = TcpConnection.connect(tcp_config, (src, port), dst, secrets.randbits(32), _ns())
     conn.set_link_header(plan.ethernet_header)
     flow: dict[str, object] = {
@@ -308,6 +314,7 @@ def stack_tcp_send(
         "iw": tcp_config.iw,
         "initial_rto_s": tcp_config.initial_rto_ns / NS_PER_S,
         "min_rto_s": tcp_config.min_rto_ns / NS_PER_S,
+        "rto_formula": tcp_config.rto_formula,
         "sack": tcp_config.sack,
         "delayed_ack": tcp_config.delayed_ack_ns is not None,
         "prr": tcp_config.prr,
@@ -326,6 +333,8 @@ def stack_tcp_send(
                 stats = conn.stats()
                 flow.update(bytes_sent=0, ssthresh_changes=0, samples=[], rtos=stats["rtos"])
                 flow.update(spurious_rtos=0, malformed=stats["malformed"])
+                flow.update(resets_received=stats["resets_received"])
+                flow.update(resets_sent=stats["resets_sent"])
                 flow.update(local_drops=link.local_drops)
                 return flow
             flow.update(run.run(selector))
@@ -352,5 +361,7 @@ RUN_KEYS = (
     "rtos",
     "spurious_rtos",
     "malformed",
+    "resets_received",
+    "resets_sent",
     "local_drops",
 )

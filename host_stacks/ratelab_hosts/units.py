@@ -59,6 +59,16 @@ def parse_ipv4(text: str) -> str:
         raise ValueError(f"not an IPv4 address: {text!r}") from None
 
 
+def parse_source(text: str) -> tuple[str, int | None]:
+    """'10.0.1.2' -> ('10.0.1.2', None); '10.0.1.2:40001' -> ('10.0.1.2', 40001)."""
+    if ":" not in text:
+        return parse_ipv4(text), None
+    host, _, port = text.rpartition(":")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValueError(f"not IP or IP:PORT: {text!r} (example: 10.0.1.2 or 10.0.1.2:40001)")
+    return parse_ipv4(host), int(port)
+
+
 def parse_endpoint(text: str) -> tuple[str, int]:
     """'10.0.0.2:5001' -> ('10.0.0.2', 5001)."""
     host, sep, port = text.rpartition(":")

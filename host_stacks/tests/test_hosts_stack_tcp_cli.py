@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from ratelab_hosts.cli import main
+from ratelab_hosts.cli import _stack_options, build_parser, main
+from ratelab_hoststack import TcpConfig
 
 HOST_STACKS = Path(__file__).resolve().parents[1]
 SEND = ["tcp-send", "--dst", "10.0.0.2:9"]
@@ -42,6 +43,21 @@ RATELAB = [*SEND, "--stack", "ratelab", "--src", "10.0.1.2"]
         ([*SEND, "--stack", "ratelab", "--cc", "reno"], "--stack ratelab needs --src"),
         ([*SEND, "--stack", "quic", "--cc", "reno"], "argument --stack: invalid choice: 'quic'"),
         ([*RATELAB, "--cc", "reno", "--src", "10.0.1"], "argument --src: not an IPv4 address"),
+        (
+            [*RATELAB, "--cc", "reno", "--src", "10.0.1.2:0"],
+            "argument --src: not IP or IP:PORT: '10.0.1.2:0'",
+        ),
+        (
+            [*RATELAB, "--cc", "reno", "--src", "10.0.1.2:65536"],
+            "argument --src: not IP or IP:PORT: '10.0.1.2:65536'",
+        ),
+        ([*RATELAB, "--cc", "reno", "--src", "10.0.1.2:x"], "argument --src: not IP or IP:PORT"),
+        ([*RATELAB, "--cc", "reno", "--src", "10.0.1:80"], "argument --src: not an IPv4 address"),
+        (
+            [*RATELAB, "--cc", "reno", "--rto-formula", "bsd"],
+            "argument --rto-formula: invalid choice: 'bsd' (choose from",
+        ),
+        ([*SEND, "--cc", "reno", "--rto-formula", "linux"], "--rto-formula goes with --stack"),
         ([*RATELAB, "--cc", "reno", "--pattern", "stream"], "needs --rate"),
         ([*SEND, "--cc", "reno", "--iw", "10"], "--iw goes with --stack ratelab only"),
         ([*SEND, "--cc", "reno", "--initial-rto", "1s"], "--initial-rto goes with --stack ratelab"),
@@ -78,3 +94,20 @@ def test_module_entry_point_reports_without_traceback() -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == "ratelab_hosts: error: --iw: must be 1 to 1000 segments, got 5000\n"
+
+
+def test_rto_formula_reaches_the_stack_config() -> None:
+    for formula in ("linux", "rfc6298"):
+        args = build_parser().parse_args([*RATELAB, "--cc", "reno", "--rto-formula", formula])
+        options = _stack_options(args)
+        assert options["rto_formula"] == formula
+        assert TcpConfig(**options).rto_formula == formula  # type: ignore[arg-type]
+    args = build_parser().parse_args([*RATELAB, "--cc", "reno"])
+    assert "rto_formula" not in _stack_options(args)
+    assert TcpConfig().rto_formula == "rfc6298"
+
+
+def test_src_takes_an_optional_port() -> None:
+    parse = build_parser().parse_args
+    assert parse([*SEND, "--cc", "reno", "--src", "10.0.1.2"]).src == ("10.0.1.2", None)
+    assert parse([*SEND, "--cc", "reno", "--src", "10.0.1.2:40001"]).src == ("10.0.1.2", 40001)

@@ -105,11 +105,14 @@ def test_ratelab_tcp_to_the_kernel_sink_without_rst(
         pair.ns_b, "tcp-sink", "--listen", DST, "--idle", "2", "--json-out", str(sink_file)
     )
     wait_line(sink, "listening on")
+    # vegas: a fixed source port and Linux's RTO formula; reno: a random port, RFC 6298's
+    src, formula = (f"{STACK_ADDR}:40123", "linux") if cc == "vegas" else (STACK_ADDR, None)
     send = pair.spawn(
         pair.ns_a,
-        *("tcp-send", "--stack", "ratelab", "--src", STACK_ADDR, "--dst", DST, "--cc", cc),
+        *("tcp-send", "--stack", "ratelab", "--src", src, "--dst", DST, "--cc", cc),
         *("--iw", "10", "--initial-rto", "1s", "--bytes", str(TRANSFER)),
         *("--sample-interval", str(SAMPLE_S), "--json-out", str(sent_file)),
+        *(("--rto-formula", formula) if formula else ()),
     )
     out, err = send.communicate(timeout=TIMEOUT)
     assert send.returncode == 0, err
@@ -128,6 +131,10 @@ def test_ratelab_tcp_to_the_kernel_sink_without_rst(
         None,
     )
     assert (flow["iw"], flow["initial_rto_s"], flow["min_rto_s"]) == (10, 1.0, 0.2)
+    assert flow["rto_formula"] == (formula or "rfc6298")
+    if cc == "vegas":
+        assert flow["src"] == src
+    assert (flow["resets_received"], flow["resets_sent"]) == (0, 0)
     assert flow["bytes_sent"] == flow["bytes_acked"] == got["bytes_received"] == TRANSFER
     assert got["src"] == flow["src"] and got["end"] == "fin"  # closed by our FIN, no reset
     # the capture saw every frame of the flow (data and ACKs), and no RST among them
@@ -203,4 +210,7 @@ def test_a_sink_that_stops_early_fails_the_flow_with_its_json(
         "the receiver closed the connection early",
     )
     assert flow["state"] == "failed" and flow["elapsed_s"] < 4
+    if flow["error"] == "connection reset by the receiver":
+        assert flow["resets_received"] >= 1, flow
+    assert isinstance(flow["resets_sent"], int)
     assert 0 < flow["bytes_acked"] <= flow["bytes_sent"] and flow["samples"]
