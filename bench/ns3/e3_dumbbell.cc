@@ -72,7 +72,7 @@ ParseNumber(const std::string& option, const std::string& text, double lo, doubl
     if (text.empty() || *end != '\0' || errno != 0 || !std::isfinite(v) || v < lo || v > hi)
     {
         std::ostringstream message;
-        message << "--" << option << ": expected a number from " << lo << " to " << hi
+        message << std::setprecision(12) << "--" << option << ": expected a number from " << lo << " to " << hi
                 << ", got '" << text << "'";
         Fail(message.str());
     }
