@@ -30,7 +30,7 @@ from .engine_api import (
     MeterConfig,
     Replica,
 )
-from .options import DaemonOptions, QueueRate
+from .options import DaemonOptions, PortTrace, QueueRate
 from .port_settings import MAX_PORT, PortConfig, PortSettings, PortStats
 
 if TYPE_CHECKING:
@@ -106,6 +106,7 @@ class RustEngine:
         queue_depth: dict[int, int] | None = None,
         queue_rate: dict[int, tuple[str, int]] | None = None,
         link_delay: dict[int, int] | None = None,
+        port_trace: dict[int, PortTrace] | None = None,
         interfaces: dict[int, str] | None = None,
         pcap_dir: str | None = None,
         cpu_port: int | None = None,
@@ -120,6 +121,8 @@ class RustEngine:
             self._ports.set(port, queue_rate=QueueRate(value, unit))
         for port, delay_us in (link_delay or {}).items():
             self._ports.set(port, link_delay_us=delay_us)
+        # Applied once, when the switch is built: the trace starts then.
+        self._port_trace = dict(port_trace or {})
         self._interfaces = dict(interfaces or {})
         self._pcap_dir = pcap_dir
         self._use_files = use_files
@@ -154,6 +157,7 @@ class RustEngine:
                             _apply(sw, port, default)
                     for port, config in ports.items():
                         _apply(sw, port, config)
+                    _follow_traces(sw, self._port_trace)
                     self._sw = sw
                 if self._dataplane is not None:
                     self._dataplane.set_switch(sw)
@@ -526,12 +530,29 @@ def _apply(sw: rust.Switch, port: int, config: PortConfig) -> None:
     sw.set_link_delay(port, config.link_delay_us)
 
 
+def _follow_traces(sw: rust.Switch, traces: dict[int, PortTrace]) -> None:
+    """Ports drained by mahimahi traces, from now on the data plane's clock (the
+    engine's time is CLOCK_MONOTONIC in µs, which time.monotonic_ns reads)."""
+    start_us = time.monotonic_ns() // 1000
+    for port, t in sorted(traces.items()):
+        sw.set_port_trace(port, t.text, t.path, start_us)
+        log.info(
+            "port %d follows trace %s: %d opportunities every %d ms, mean %d bit/s",
+            port,
+            t.path,
+            t.opportunities,
+            t.period_ms,
+            t.mean_rate_bps,
+        )
+
+
 def open_engine(opts: DaemonOptions) -> RustEngine:
     return RustEngine(
         seed=opts.seed,
         queue_depth=opts.queue_depth,
         queue_rate={p: (r.unit, r.value) for p, r in opts.queue_rate.items()},
         link_delay=opts.link_delay,
+        port_trace=opts.port_trace,
         interfaces=opts.interfaces,
         pcap_dir=opts.pcap_dir,
         cpu_port=opts.cpu_port,

@@ -36,6 +36,17 @@ class QueueRate:
 
 
 @dataclass(frozen=True)
+class PortTrace:
+    """--port-trace: a mahimahi trace (its file name and text, already checked)."""
+
+    path: str
+    text: str
+    opportunities: int  # per period
+    period_ms: int
+    mean_rate_bps: int
+
+
+@dataclass(frozen=True)
 class TlsFiles:
     """--grpc-server-ssl: PEM files for the P4Runtime server."""
 
@@ -62,6 +73,7 @@ class DaemonOptions:
     queue_depth: dict[int, int] = field(default_factory=dict)
     queue_rate: dict[int, QueueRate] = field(default_factory=dict)
     link_delay: dict[int, int] = field(default_factory=dict)  # µs; 0: none
+    port_trace: dict[int, PortTrace] = field(default_factory=dict)
     thrift_port: int | None = None  # BMv2 runtime Thrift server; None: 9090 if free
     notes: list[str] = field(default_factory=list)
 
@@ -144,6 +156,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PORT=DELAY",
         help="propagation delay of a port's link after its drain rate: 20ms, 500us, 1.5s; "
         "a bare number is µs, 0 none (repeatable)",
+    )
+    p.add_argument(
+        "--port-trace",
+        action="append",
+        default=[],
+        metavar="PORT=FILE",
+        help="drain a port by a mahimahi trace instead of its rate: one 1500-byte delivery "
+        "opportunity per line, in ms, looping from when the program is loaded (repeatable)",
     )
     return p
 
@@ -240,6 +260,24 @@ def _port_pair(text: str, option: str) -> tuple[int, str]:
     return _int(port, f"{option} port", 0, 511), rest
 
 
+def read_trace(path: str, option: str = "--port-trace") -> PortTrace:
+    """Reads and checks a mahimahi trace with the engine's own parser; a bad one is
+    an OptionsError naming the file and line."""
+    import ratelab_engine
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise OptionsError(f"{option}: cannot read trace {path!r}: {e}") from None
+    try:
+        opportunities, period_ms, rate = ratelab_engine.check_trace(text, path)
+    except ratelab_engine.EngineError as e:
+        _, message = e.args
+        raise OptionsError(f"{option}: {message}") from None
+    return PortTrace(path, text, opportunities, period_ms, rate)
+
+
 def interface_exists(name: str) -> bool:
     try:
         socket.if_nametoindex(name)
@@ -331,6 +369,9 @@ def parse_options(argv: list[str], check_interfaces: bool = True) -> DaemonOptio
     for spec in args.link_delay:
         port_no, value = _port_pair(spec, "--link-delay")
         opts.link_delay[port_no] = parse_delay(value, "--link-delay")
+    for spec in args.port_trace:
+        port_no, value = _port_pair(spec, "--port-trace")
+        opts.port_trace[port_no] = read_trace(value)
     if opts.pcap_dir is not None and not os.path.isdir(opts.pcap_dir):
         raise OptionsError(f"--pcap: directory {opts.pcap_dir!r} does not exist")
     opts.tls = _tls(args)

@@ -216,6 +216,34 @@ impl Switch {
         self.sw().set_port_rate(port, rate).map_err(control_err)
     }
 
+    /// Makes a port's capacity follow a mahimahi trace (`text`, the file's
+    /// contents; `name` names it in errors), its time 0 at engine time
+    /// `start_us`; None: back to the port's rate. A bad trace raises
+    /// EngineError("invalid_argument", "NAME:LINE: ...") and changes nothing.
+    #[pyo3(signature = (port, text, name, start_us))]
+    fn set_port_trace(
+        &self,
+        port: u32,
+        text: Option<&str>,
+        name: &str,
+        start_us: u64,
+    ) -> PyResult<()> {
+        let trace = match text {
+            Some(t) => Some(Arc::new(parse_trace(t, name)?)),
+            None => None,
+        };
+        self.sw()
+            .set_port_trace(port, trace, start_us)
+            .map_err(control_err)
+    }
+
+    /// The (opportunities per period, period in ms) of the trace a port follows.
+    fn port_trace(&self, port: u32) -> Option<(usize, u64)> {
+        self.sw()
+            .port_trace(port)
+            .map(|t| (t.opportunities(), t.period_ms()))
+    }
+
     /// Link propagation delay of a port in µs (0 removes it).
     fn set_link_delay(&self, port: u32, delay_us: u64) -> PyResult<()> {
         self.sw()
@@ -680,10 +708,24 @@ impl Dataplane {
     }
 }
 
+fn parse_trace(text: &str, name: &str) -> PyResult<engine::Trace> {
+    engine::Trace::parse(text, name).map_err(|e| invalid(e.to_string()))
+}
+
+/// Checks a mahimahi trace's text (`name` names it in errors): its
+/// (opportunities per period, period in ms, mean rate in bit/s), or
+/// EngineError("invalid_argument", "NAME:LINE: ...").
+#[pyfunction]
+fn check_trace(text: &str, name: &str) -> PyResult<(usize, u64, u64)> {
+    let t = parse_trace(text, name)?;
+    Ok((t.opportunities(), t.period_ms(), t.mean_rate_bps()))
+}
+
 #[pymodule]
 fn ratelab_engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("EngineError", m.py().get_type::<EngineError>())?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(check_trace, m)?)?;
     m.add_class::<Switch>()?;
     m.add_class::<Dataplane>()?;
     Ok(())
