@@ -42,7 +42,13 @@ from ratelab_net.delays import (
     refusal,
     router_iface,
 )
-from ratelab_net.network import NetError, Network, import_mininet, link_delays
+from ratelab_net.network import (
+    NetError,
+    Network,
+    import_mininet,
+    link_delays,
+    mininet_trace_error,
+)
 from ratelab_net.results import balance, flow_result, render, summarize
 from ratelab_net.routers import RouterPlan, plan_routers
 from ratelab_net.topology import Flow, Topology, load_variants
@@ -136,7 +142,7 @@ def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") 
     return lines
 
 
-def _knob(value: float | bool | None, seconds: bool) -> str:
+def _knob(value: float | bool | str | None, seconds: bool) -> str:
     if value is None:
         return "default"
     if isinstance(value, bool):
@@ -161,6 +167,8 @@ def _flow_line(topo: Topology, flow: Flow) -> str:
             "sack": tcp.sack,
             "delayed_ack": tcp.delayed_ack,
             "prr": tcp.prr,
+            "rto_formula": tcp.rto_formula,
+            "hystart": tcp.hystart,
         }
         shown = ", ".join(f"{k} {_knob(v, k.endswith('rto'))}" for k, v in knobs.items())
         line += f" from {topo.stack_address(flow.src)}: {shown}"
@@ -250,6 +258,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "sim":
         return _run_sim(args)
     runs = _load(args)
+    for _, topo, _ in runs:
+        if (trace_error := mininet_trace_error(topo, args.target)) is not None:
+            raise trace_error
     if os.geteuid() != 0:
         raise UsageError("needs root (Mininet)")
     if args.target == "bmv2":

@@ -26,7 +26,7 @@ TRANSPORTS = ("tcp", "udp", "rbcc", "ping")
 PATTERNS = ("bulk", "onoff", "stream")
 _TOP_KEYS = ("duration", "poll_interval", "routers", "hosts", "links", "flows")
 _ROUTER_KEYS = ("router_id", "rbcc")
-_DIRECTION_KEYS = ("rate", "delay", "queue_limit", "utilisation", "aqm")
+_DIRECTION_KEYS = ("rate", "trace", "delay", "queue_limit", "utilisation", "aqm")
 _LINK_KEYS = ("ends", *_DIRECTION_KEYS, "forward", "reverse")
 _FLOW_KEYS = (
     "name",
@@ -41,6 +41,8 @@ _FLOW_KEYS = (
     "sack",
     "delayed_ack",
     "prr",
+    "rto_formula",
+    "hystart",
     "pattern",
     "rate",
     "on",
@@ -55,7 +57,19 @@ TCP_CC_FILE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 STACKS = ("kernel", "ratelab")
 RATELAB_CCS = ("reno", "newreno", "cubic", "vegas")  # host_stacks/stack/src/cc
 # Keys only a ratelab-stack TCP flow has (the kernel's are sysctls, not per flow).
-RATELAB_KEYS = ("iw", "initial_rto", "min_rto", "sack", "delayed_ack", "prr")
+RATELAB_KEYS = (
+    "iw",
+    "initial_rto",
+    "min_rto",
+    "sack",
+    "delayed_ack",
+    "prr",
+    "rto_formula",
+    "hystart",
+)
+# How the stack computes its RTO: RFC 6298's max(min_rto, srtt + 4 rttvar), or
+# Linux's srtt + max(G, 4 rttvar, min_rto) (host_stacks/README.md).
+RTO_FORMULAS = ("rfc6298", "linux")
 MAX_IW = 1000  # segments; the stack's own bound (tcp::Config::validate)
 MIN_RTO_S, MAX_RTO_S = 0.001, 60.0  # initial and minimum RTO, as the stack bounds them
 HOST_NET = ipaddress.IPv4Network("10.0.0.0/16")  # host i: 10.0.i.1/24, its gateway 10.0.i.254
@@ -72,11 +86,22 @@ def _err(node: yaml.Node, path: str, message: str) -> ConfigError:
     return ConfigError(_loc(node), path, message)
 
 
+@dataclass(frozen=True)
+class TraceFile:
+    """A direction's mahimahi trace (docs/NET.md "Links from traces"), checked."""
+
+    path: str  # absolute
+    mean_rate_bps: int
+
+
 @dataclass
 class Direction:
-    """Settings of one direction of a link, as the file's nodes (None: not given)."""
+    """Settings of one direction of a link, as the file's nodes (None: not given).
+    With a `trace`, `nodes["rate"]` is the trace's mean rate (for the router's
+    configuration: RBCC capacity, AQM presets), made at the trace's place."""
 
     nodes: dict[str, yaml.Node] = field(default_factory=dict)
+    trace: TraceFile | None = None
 
     def text(self, key: str) -> str | None:
         node = self.nodes.get(key)
@@ -104,6 +129,8 @@ class TcpOptions:
     sack: bool | None = None
     delayed_ack: bool | None = None
     prr: bool | None = None
+    rto_formula: str | None = None
+    hystart: bool | None = None  # RFC 9406 HyStart++ in slow start
 
 
 @dataclass
@@ -421,6 +448,8 @@ def _read(root: yaml.Node, filename: str) -> Topology:
             if key in f:
                 extra = r.fields(f[key], f"{path}.{key}", "a mapping", _DIRECTION_KEYS)
                 target.nodes.update(extra)
+        for x, y, direction in ((a, b, forward), (b, a, reverse)):
+            _read_trace(direction, f"{path} ({x} -> {y})", filename)
         links.append(Link(a, b, forward, reverse, item))
     for host in hosts:
         mine = [lk for lk in links if host in (lk.a, lk.b)]
@@ -441,6 +470,36 @@ def _read(root: yaml.Node, filename: str) -> Topology:
         flows.append(_flow(r, item, f"flows[{i}]", hosts, duration, {f.name for f in flows}))
 
     return Topology(filename, duration, poll, routers, hosts, links, flows, root, host_nodes)
+
+
+def _read_trace(direction: Direction, path: str, filename: str) -> None:
+    """Checks a direction's `trace` (a file relative to the topology file) with the
+    engine's own parser, and gives the direction the trace's mean rate as `rate`."""
+    node = direction.nodes.get("trace")
+    if node is None:
+        return
+    import ratelab_engine
+
+    if "rate" in direction.nodes:
+        raise _err(node, f"{path}.trace", "expected either rate or trace, not both")
+    if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
+        raise _err(node, f"{path}.trace", "expected a trace file name")
+    trace = (Path(filename).parent / str(node.value)).resolve()
+    try:
+        text = trace.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise _err(node, f"{path}.trace", f"cannot read trace {str(trace)!r}: {e}") from None
+    try:
+        _, _, mean_rate = ratelab_engine.check_trace(text, str(trace))
+    except ratelab_engine.EngineError as e:
+        _, message = e.args
+        raise _err(node, f"{path}.trace", message) from None
+    if mean_rate <= 0:
+        raise _err(node, f"{path}.trace", f"{trace}: expected a mean rate of at least 1 bit/s")
+    direction.trace = TraceFile(str(trace), mean_rate)
+    direction.nodes["rate"] = yaml.ScalarNode(
+        "tag:yaml.org,2002:str", f"{mean_rate}bit", node.start_mark, node.end_mark
+    )
 
 
 def _check_host_direction(host: str, link: Link, index: int) -> None:
@@ -598,9 +657,16 @@ def _tcp_options(
     rto = {key: _rto(r, f[key], f"{path}.{key}") for key in ("initial_rto", "min_rto") if key in f}
     flags = {
         key: r.boolean(f[key], f"{path}.{key}")
-        for key in ("sack", "delayed_ack", "prr")
+        for key in ("sack", "delayed_ack", "prr", "hystart")
         if key in f
     }
+    rto_formula = None
+    if "rto_formula" in f:
+        node = f["rto_formula"]
+        rto_formula = r.scalar(node, f"{path}.rto_formula", "an RTO formula")
+        if rto_formula not in RTO_FORMULAS:
+            expected = f"expected one of {', '.join(RTO_FORMULAS)}, got {rto_formula!r}"
+            raise _err(node, f"{path}.rto_formula", expected)
     return TcpOptions(
         stack,
         iw,
@@ -609,6 +675,8 @@ def _tcp_options(
         sack=flags.get("sack"),
         delayed_ack=flags.get("delayed_ack"),
         prr=flags.get("prr"),
+        rto_formula=rto_formula,
+        hystart=flags.get("hystart"),
     )
 
 

@@ -83,6 +83,10 @@ def ratelab_stack_args(topo: Topology, flow: Flow) -> list[str]:
         args.append("--no-delayed-ack")
     if tcp.prr:
         args.append("--prr")
+    if tcp.rto_formula is not None:
+        args += ["--rto-formula", tcp.rto_formula]
+    if tcp.hystart:
+        args.append("--hystart")
     return args
 
 

@@ -37,6 +37,8 @@ flows:
     sack: false
     delayed_ack: no
     prr: true
+    rto_formula: linux
+    hystart: true
   - {name: reno, from: a, to: b, transport: tcp, cc: reno}
   - {name: rl, from: b, to: a, transport: tcp, stack: ratelab, cc: newreno, start: 1s, stop: 7s}
   - {name: rate, from: a, to: b, transport: rbcc, rate: 8mbit, start: 2s}
@@ -52,7 +54,7 @@ def _args(
 
 def test_ratelab_flows_keys_and_defaults() -> None:
     vegas, reno, rl, rate = parse_topology(TOPOLOGY, "s.yaml").flows
-    assert vegas.tcp == TcpOptions("ratelab", 3, 3.0, 0.2, False, False, True)
+    assert vegas.tcp == TcpOptions("ratelab", 3, 3.0, 0.2, False, False, True, "linux", True)
     assert (reno.cc, reno.tcp) == ("reno", TcpOptions())  # kernel, nothing set
     assert (rl.cc, rl.tcp) == ("newreno", TcpOptions("ratelab"))  # the stack's defaults
     assert rate.tcp is None
@@ -60,12 +62,12 @@ def test_ratelab_flows_keys_and_defaults() -> None:
 
 def test_ratelab_flows_become_tcp_send_with_their_address(tmp_path: Path) -> None:
     args = _args(TOPOLOGY, tmp_path)
-    assert args["vegas"][:15] == [
+    assert args["vegas"][:18] == [
         "tcp-send", "--stack", "ratelab", "--src", "10.0.1.2", "--iw", "3",
         "--initial-rto", "3", "--min-rto", "0.2", "--no-sack", "--no-delayed-ack", "--prr",
-        "--dst",
+        "--rto-formula", "linux", "--hystart", "--dst",
     ]  # fmt: skip
-    assert args["vegas"][15:18] == ["10.0.2.1:6000", "--cc", "vegas"]
+    assert args["vegas"][18:21] == ["10.0.2.1:6000", "--cc", "vegas"]
     # knobs not given are left to the stack; host b's flows send from 10.0.2.2
     assert args["rl"][:8] == [
         "tcp-send", "--stack", "ratelab", "--src", "10.0.2.2", "--dst", "10.0.1.1:6002", "--cc",
@@ -113,6 +115,19 @@ RANGE = "expected 1ms to 60s, got"
         ("min_rto: 200ms", "min_rto: 0ms", f"[0].min_rto: {RANGE} '0ms'"),
         ("sack: false", "sack: maybe", "[0].sack: expected true or false, got 'maybe'"),
         ("prr: true", "prr: 1", "[0].prr: expected true or false, got '1'"),
+        (
+            "rto_formula: linux",
+            "rto_formula: bsd",
+            "[0].rto_formula: expected one of rfc6298, linux, got 'bsd'",
+        ),
+        ("rto_formula: linux", "rto_formula: [linux]", "[0].rto_formula: expected an RTO formula"),
+        ("hystart: true", "hystart: on-ish", "[0].hystart: expected true or false, got 'on-ish'"),
+        (
+            "cc: reno}",
+            "cc: reno, rto_formula: linux}",
+            f"[1].rto_formula: {KERNEL} rto_formula: it needs stack: ratelab",
+        ),
+        ("cc: reno}", "cc: reno, hystart: true}", f"[1].hystart: {KERNEL} hystart: it needs"),
         ("cc: reno}", "cc: reno, prr: true}", f"[1].prr: {KERNEL} prr: it needs stack: ratelab"),
         ("cc: reno}", "cc: vegas}", "[1].cc: 'vegas' is not available in this kernel"),
         ("rbcc, rate", "rbcc, stack: ratelab, rate", "[3].stack: only tcp flows have stack"),
@@ -144,7 +159,7 @@ def test_check_prints_the_stack_and_knobs(
     out = capsys.readouterr().out
     assert (
         "flow vegas: a -> b, tcp vegas bulk, ratelab stack from 10.0.1.2: iw 3, initial_rto 3s, "
-        "min_rto 0.2s, sack off, delayed_ack off, prr on, 0-8 s"
+        "min_rto 0.2s, sack off, delayed_ack off, prr on, rto_formula linux, hystart on, 0-8 s"
     ) in out
     assert "flow reno: a -> b, tcp reno bulk, kernel stack, 0-8 s" in out
     assert "flow rl: b -> a, tcp newreno bulk, ratelab stack from 10.0.2.2: iw default," in out
