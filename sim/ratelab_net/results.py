@@ -132,8 +132,9 @@ def flow_result(flow: Flow, out: Path) -> FlowResult:
         r.goodput_bps = sum(x.get("throughput_bps", 0) for x in flows)
     if flow.transport == "tcp" and f.get("error"):
         r.note = str(f["error"])
-    if r.stack == "ratelab":  # packets its raw socket could not use or lost locally
-        counts = [f"{f[k]} {k.replace('_', ' ')}" for k in ("malformed", "local_drops") if f.get(k)]
+    if r.stack == "ratelab":  # packets its raw socket could not use or lost locally; RSTs
+        keys = ("malformed", "local_drops", "resets_received", "resets_sent")
+        counts = [f"{f[k]} {k.replace('_', ' ')}" for k in keys if f.get(k)]
         r.note = ", ".join(x for x in (r.note, *counts) if x)
     return r
 

@@ -192,6 +192,8 @@ def test_results_of_both_stacks_and_rbcc_rates(tmp_path: Path) -> None:
         "spurious_rtos": 1,
         "malformed": 2,
         "local_drops": 0,
+        "resets_received": 1,
+        "resets_sent": 0,
     }
     _tcp_json(tmp_path / "vegas.json", ratelab_extra)
     _tcp_json(tmp_path / "reno.json", {"rtos": 99})  # a kernel flow's JSON has no RTO count
@@ -207,7 +209,8 @@ def test_results_of_both_stacks_and_rbcc_rates(tmp_path: Path) -> None:
     )
     results = [flow_result(f, tmp_path) for f in (vegas, reno, rate)]
     rv, rk, rr = results
-    assert (rv.stack, rv.rtos, rv.spurious_rtos, rv.note) == ("ratelab", 3, 1, "2 malformed")
+    note = "2 malformed, 1 resets received"
+    assert (rv.stack, rv.rtos, rv.spurious_rtos, rv.note) == ("ratelab", 3, 1, note)
     assert rv.cwnd == [(0.05 * i, 10 + i) for i in range(5)]
     assert (rk.stack, rk.rtos, rk.spurious_rtos) == ("kernel", None, None)
     assert [(c.return_rate, c.bottle_router) for c in rr.rates] == [
@@ -218,7 +221,7 @@ def test_results_of_both_stacks_and_rbcc_rates(tmp_path: Path) -> None:
     report = render(topo, results, {}, {}, Balance(0, 0, 0))
     lines = {line.split()[0]: line for line in report.splitlines() if line.strip()}
     assert "ratelab vegas" in lines["vegas"] and "3 RTOs (1 spurious)" in lines["vegas"]
-    assert "2 malformed" in lines["vegas"]
+    assert "2 malformed, 1 resets received" in lines["vegas"]
     assert "tcp reno" in lines["reno"] and "RTOs" not in lines["reno"]
     assert "rate 593750 B/s at the end (set by 10.0.0.7)" in lines["rate"]
     assert plot_run(tmp_path, results, {}, "t").stat().st_size > 0
