@@ -3,7 +3,9 @@
 Builds the simulator's scenario from bench/ns3/e3.yaml (routers planned by the
 controller, links from the file) with E3's flows, runs both simulators, checks their
 outputs and writes a table (Jain's index, utilisation, drops, mean queue, per-flow
-goodput) as OUT.md and both summaries as OUT.json:
+goodput) as OUT.md and the summaries as OUT.json. ns-3 runs twice: with TcpNewReno (E3's
+algorithm) and with TcpLinuxReno, whose congestion avoidance counts segments acknowledged
+as ratelab-stack's does (bench/ns3/README.md, "E3", explains why that matters):
 
     .venv/bin/python bench/ns3/compare_e3.py --ns3 build/ns3/e3_dumbbell \\
         --netsim target/release/ratelab-netsim --router build/netsim/router.json \\
@@ -105,15 +107,22 @@ def _field(data: dict[str, Any], path: Path, *keys: str) -> Any:
     return value
 
 
-def run_ns3(binary: str, duration_s: float, seed: int, work: Path) -> dict[str, Any]:
-    """ns-3's summary in the common form."""
-    out = work / "ns3.json"
-    _run([binary, f"--out={out}", f"--duration={duration_s:g}", f"--seed={seed}"])
+def run_ns3(
+    binary: str, duration_s: float, seed: int, work: Path, cc: str = "newreno"
+) -> dict[str, Any]:
+    """ns-3's summary in the common form; `cc`: ns-3's newreno or linux-reno model."""
+    out = work / f"ns3_{cc}.json"
+    _run([binary, f"--out={out}", f"--duration={duration_s:g}", f"--seed={seed}", f"--cc={cc}"])
     data = _load(out)
     flows = _field(data, out, "flows")
     b = _field(data, out, "bottleneck")
+    tcp = [f for f in flows if f.get("transport") == "tcp"]
+    udp = [f for f in flows if f.get("transport") == "udp"]
     return {
         "goodput_bps": {f["name"]: f["bytes_received"] * 8 / duration_s for f in flows},
+        "tcp_retransmissions": sum(f["retransmissions"] for f in tcp),
+        "tcp_window_reductions": sum(f["recoveries"] + f["rtos"] for f in tcp),
+        "udp_lost": sum(f["sent"] - f["received"] for f in udp),
         "utilisation": _field(b, out, "wire_bytes_out") * 8 / (BOTTLENECK_BPS * duration_s),
         "drops": _field(b, out, "drops"),
         "mean_queue_packets": _field(b, out, "mean_queue_packets"),
@@ -151,10 +160,14 @@ def run_netsim(
         for d in _field(data, out, "drops")
         if d["node"] == router_name and d.get("port") == port
     )
+    flows = _field(data, out, "flows")
+    tcp = [f["tcp"] for f in flows if f.get("tcp")]
+    udp = [f["udp"] for f in flows if f.get("udp")]
     return {
-        "goodput_bps": {
-            f["name"]: f["bytes_received"] * 8 / duration_s for f in _field(data, out, "flows")
-        },
+        "goodput_bps": {f["name"]: f["bytes_received"] * 8 / duration_s for f in flows},
+        "tcp_retransmissions": sum(t["retransmissions"] for t in tcp),
+        "tcp_window_reductions": sum(t["ssthresh_changes"] for t in tcp),
+        "udp_lost": sum(u["sent"] - u["received"] for u in udp),
         "utilisation": ports[0]["tx_bytes"] * 8 / (BOTTLENECK_BPS * duration_s),
         "drops": drops,
         "mean_queue_packets": sum(queue) / len(queue),
@@ -170,7 +183,15 @@ def summarize(side: dict[str, Any]) -> dict[str, Any]:
     return side | {"jain_all": jain(list(goodput.values())), "jain_tcp": jain(tcp)}
 
 
-def table(ns3: dict[str, Any], netsim: dict[str, Any], duration_s: float, seed: int) -> str:
+def table(
+    ns3: dict[str, Any],
+    netsim: dict[str, Any],
+    duration_s: float,
+    seed: int,
+    linux_reno: dict[str, Any] | None = None,
+) -> str:
+    """Markdown: ns-3 (TcpNewReno), ratelab-netsim, and ns-3 with TcpLinuxReno if given."""
+    sides = [ns3, netsim] + ([linux_reno] if linux_reno else [])
     rows = [
         ("Jain's index, all 6 flows", "jain_all", "{:.4f}"),
         ("Jain's index, 3 TCP flows", "jain_tcp", "{:.4f}"),
@@ -178,36 +199,41 @@ def table(ns3: dict[str, Any], netsim: dict[str, Any], duration_s: float, seed: 
         ("drops at the bottleneck (packets)", "drops", "{}"),
         ("mean queue (packets)", "mean_queue_packets", "{:.1f}"),
         ("max queue (packets)", "max_queue_packets", "{}"),
+        ("UDP packets not received (lost, or in flight at the end)", "udp_lost", "{}"),
+        ("TCP window reductions (recoveries + RTOs)", "tcp_window_reductions", "{}"),
+        ("TCP retransmissions", "tcp_retransmissions", "{}"),
         ("packets delivered to hosts", "delivered_packets", "{}"),
     ]
+    head = "| | ns-3 3.37 TcpNewReno | ratelab-netsim newreno |"
     lines = [
         f"E3 dumbbell, {duration_s:g} s simulated, seed {seed}",
         "",
-        "| | ns-3 3.37 | ratelab-netsim |",
-        "|---|---:|---:|",
+        head + (" ns-3 TcpLinuxReno |" if linux_reno else ""),
+        "|---|---:|---:|" + ("---:|" if linux_reno else ""),
     ]
     for label, key, fmt in rows:
-        lines.append(f"| {label} | {fmt.format(ns3[key])} | {fmt.format(netsim[key])} |")
+        lines.append(f"| {label} | " + " | ".join(fmt.format(x[key]) for x in sides) + " |")
     for name in ns3["goodput_bps"]:
-        a = ns3["goodput_bps"][name] / 1e6
-        b = netsim["goodput_bps"].get(name, 0.0) / 1e6
-        lines.append(f"| goodput {name} (Mbit/s) | {a:.2f} | {b:.2f} |")
+        values = " | ".join(f"{x['goodput_bps'].get(name, 0.0) / 1e6:.2f}" for x in sides)
+        lines.append(f"| goodput {name} (Mbit/s) | {values} |")
     return "\n".join(lines) + "\n"
 
 
 def compare(
     ns3_bin: str, netsim_bin: str, router: str, duration_s: float, seed: int
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """ns-3 with TcpNewReno, ratelab-netsim, and ns-3 with TcpLinuxReno."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         ns3 = summarize(run_ns3(ns3_bin, duration_s, seed, work))
         netsim = summarize(run_netsim(netsim_bin, router, duration_s, seed, work))
+        linux_reno = summarize(run_ns3(ns3_bin, duration_s, seed, work, "linux-reno"))
     if set(ns3["goodput_bps"]) != set(netsim["goodput_bps"]):
         raise CompareError(
             f"the flows differ: ns-3 {sorted(ns3['goodput_bps'])}, "
             f"ratelab-netsim {sorted(netsim['goodput_bps'])}"
         )
-    return ns3, netsim
+    return ns3, netsim, linux_reno
 
 
 def main(argv: list[str]) -> int:
@@ -224,16 +250,21 @@ def main(argv: list[str]) -> int:
         print(f"compare_e3: {message}", file=sys.stderr)
         return 2
     try:
-        ns3, netsim = compare(args.ns3, args.netsim, args.router, args.duration, args.seed)
+        ns3, netsim, linux_reno = compare(
+            args.ns3, args.netsim, args.router, args.duration, args.seed
+        )
     except CompareError as e:
         print(f"compare_e3: {e}", file=sys.stderr)
         return 1
-    text = table(ns3, netsim, args.duration, args.seed)
+    text = table(ns3, netsim, args.duration, args.seed, linux_reno)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".md").write_text(text)
     out.with_suffix(".json").write_text(
-        json.dumps({"ns3": ns3, "netsim": netsim}, indent=1, sort_keys=True) + "\n"
+        json.dumps(
+            {"ns3": ns3, "netsim": netsim, "ns3_linux_reno": linux_reno}, indent=1, sort_keys=True
+        )
+        + "\n"
     )
     print(text, end="")
     return 0

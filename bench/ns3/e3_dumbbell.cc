@@ -20,6 +20,7 @@
 // bottleneck's utilisation, drops and queue (sampled every 10 ms), packets
 // delivered to the hosts and the wall-clock time of the run. Usage:
 //   e3_dumbbell --out=FILE [--duration=SECONDS] [--seed=N] [--recovery=classic|prr]
+//               [--cc=newreno|linux-reno]
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -89,6 +90,13 @@ struct Stream
     Time start;
     uint64_t released = 0; // messages due so far
     uint64_t written = 0;  // messages written into the socket
+    // What the sender did, counted as ratelab-stack counts it: a data segment
+    // starting below the highest sequence number sent is a retransmission.
+    uint32_t highestSent = 0;
+    bool anySent = false;
+    uint64_t retransmissions = 0;
+    uint64_t recoveries = 0;
+    uint64_t rtos = 0;
 
     void Flush()
     {
@@ -115,10 +123,14 @@ struct PoissonSource
 {
     Ptr<Socket> socket;
     Ptr<ExponentialRandomVariable> gap;
+    uint64_t sent = 0;
 
     void Send()
     {
-        socket->Send(Create<Packet>(kUdpPayload));
+        if (socket->Send(Create<Packet>(kUdpPayload)) >= 0)
+        {
+            sent++;
+        }
         Simulator::Schedule(Seconds(gap->GetValue()), &PoissonSource::Send, this);
     }
 };
@@ -176,6 +188,40 @@ OnConnected(Ptr<Socket> socket)
 }
 
 void
+OnTcpTx(Stream* s, Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase>)
+{
+    uint32_t len = packet->GetSize();
+    if (len == 0)
+    {
+        return;
+    }
+    uint32_t seq = header.GetSequenceNumber().GetValue();
+    uint32_t end = seq + len;
+    if (s->anySent && SequenceNumber32(seq) < SequenceNumber32(s->highestSent))
+    {
+        s->retransmissions++;
+    }
+    if (!s->anySent || SequenceNumber32(end) > SequenceNumber32(s->highestSent))
+    {
+        s->highestSent = end;
+        s->anySent = true;
+    }
+}
+
+void
+OnCongState(Stream* s, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (now == TcpSocketState::CA_LOSS)
+    {
+        s->rtos++;
+    }
+    else if (now == TcpSocketState::CA_RECOVERY)
+    {
+        s->recoveries++;
+    }
+}
+
+void
 OnConnectFailed(Ptr<Socket>)
 {
     Fail("a TCP connection failed");
@@ -216,6 +262,7 @@ main(int argc, char* argv[])
         {"duration", "15"},
         {"seed", "42"},
         {"recovery", "classic"},
+        {"cc", "newreno"},
     };
     for (int i = 1; i < argc; i++)
     {
@@ -228,7 +275,8 @@ main(int argc, char* argv[])
         std::string key = arg.substr(2, eq - 2);
         if (options.find(key) == options.end())
         {
-            Fail("unknown option --" + key + " (expected --out, --duration, --seed, --recovery)");
+            Fail("unknown option --" + key +
+                 " (expected --out, --duration, --seed, --recovery, --cc)");
         }
         options[key] = arg.substr(eq + 1);
     }
@@ -256,6 +304,19 @@ main(int argc, char* argv[])
     {
         Fail("--recovery: expected classic or prr, got '" + options["recovery"] + "'");
     }
+    TypeId cc;
+    if (options["cc"] == "newreno")
+    {
+        cc = TcpNewReno::GetTypeId();
+    }
+    else if (options["cc"] == "linux-reno")
+    {
+        cc = TcpLinuxReno::GetTypeId();
+    }
+    else
+    {
+        Fail("--cc: expected newreno or linux-reno, got '" + options["cc"] + "'");
+    }
     std::ofstream out(outPath);
     if (!out)
     {
@@ -263,7 +324,7 @@ main(int argc, char* argv[])
     }
 
     RngSeedManager::SetSeed(static_cast<uint32_t>(seed));
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(cc));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(recovery));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(kSegment));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
@@ -371,6 +432,8 @@ main(int argc, char* argv[])
             s.socket->SetConnectCallback(MakeCallback(&OnConnected),
                                          MakeCallback(&OnConnectFailed));
             s.socket->SetSendCallback(MakeCallback(&OnSendRoom));
+            s.socket->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTcpTx, &s));
+            s.socket->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, &s));
             Simulator::Schedule(Seconds(0), [&s, to]() { s.socket->Connect(to); });
         }
         else
@@ -398,7 +461,8 @@ main(int argc, char* argv[])
     std::vector<double> goodput;
     out << std::setprecision(10);
     out << "{\"simulator\": \"ns-3\", \"duration_s\": " << duration << ", \"seed\": " << seed
-        << ", \"recovery\": \"" << options["recovery"] << "\", \"flows\": [";
+        << ", \"recovery\": \"" << options["recovery"] << "\", \"cc\": \"" << options["cc"]
+        << "\", \"flows\": [";
     for (uint32_t i = 0; i < flows; i++)
     {
         bool tcp = i < kFlowsEach;
@@ -407,7 +471,19 @@ main(int argc, char* argv[])
         out << (i ? ", " : "") << "{\"name\": \"" << (tcp ? "tcp" : "udp")
             << (tcp ? i + 1 : i + 1 - kFlowsEach) << "\", \"transport\": \""
             << (tcp ? "tcp" : "udp") << "\", \"bytes_received\": " << bytes
-            << ", \"goodput_bps\": " << goodput.back() << "}";
+            << ", \"goodput_bps\": " << goodput.back();
+        if (tcp)
+        {
+            const Stream& s = g_streams[i];
+            out << ", \"retransmissions\": " << s.retransmissions
+                << ", \"recoveries\": " << s.recoveries << ", \"rtos\": " << s.rtos;
+        }
+        else
+        {
+            out << ", \"sent\": " << udp[i - kFlowsEach].sent
+                << ", \"received\": " << bytes / kUdpPayload;
+        }
+        out << "}";
     }
     std::vector<double> tcpGoodput(goodput.begin(), goodput.begin() + kFlowsEach);
     uint64_t ipBytes = g_bottleneck.txBytes - g_bottleneck.txPackets * kPppHeader;

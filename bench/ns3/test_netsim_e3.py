@@ -92,6 +92,7 @@ def test_jain() -> None:
         (["--duration=abc"], "--duration: expected a number from 0.1 to 36000, got 'abc'"),
         (["--seed=0"], "--seed: expected a number from 1 to 4294967295, got '0'"),
         (["--recovery=fast"], "--recovery: expected classic or prr, got 'fast'"),
+        (["--cc=cubic"], "--cc: expected newreno or linux-reno, got 'cubic'"),
         (["--bogus=1"], "unknown option --bogus"),
         (["duration"], "expected --OPTION=VALUE, got 'duration'"),
         ([], "--out: the output file must be given"),
