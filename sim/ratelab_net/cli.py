@@ -127,6 +127,8 @@ def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") 
         for p in plan.ports:
             cfg = next(c for c in plan.config.router.ports if c.port == p.port)
             rate = f"{cfg.rate_bps / 1e6:g} Mbit/s" if cfg.rate_bps else "unlimited"
+            if p.out.trace is not None:
+                rate = f"trace {Path(p.out.trace.path).name} (mean {rate})"
             aqm = plan.config.port_settings(p.port).aqm_name
             delay = delays.get(p.port, 0) / 1000
             lines.append(

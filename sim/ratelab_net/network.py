@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ratelab_ctl import units
+from ratelab_ctl.configfile import ConfigError, Location
 from ratelab_ctl.switch_options import switch_options
 from ratelab_sim.switch import QueueSetting, SwitchError, SwitchProcess
 
@@ -75,6 +76,36 @@ def link_delays(topo: Topology, plan: RouterPlan) -> dict[int, int]:
         if delay:
             out[p.port] = delay
     return out
+
+
+def mininet_trace_error(topo: Topology, target: str) -> ConfigError | None:
+    """Why Mininet cannot run a link's trace (None: it can). ratelab's switch drains
+    a router port by its trace (--port-trace); a host's egress is a kernel qdisc with
+    a rate only, and BMv2 has no trace-driven ports."""
+    for i, link in enumerate(topo.links):
+        for x, y, out in ((link.a, link.b, link.forward), (link.b, link.a, link.reverse)):
+            node = out.nodes.get("trace")
+            if out.trace is None or node is None:
+                continue
+            if x in topo.hosts:
+                why = (
+                    f"a host's egress cannot follow a trace in Mininet (host {x!r} shapes "
+                    "with a rate only): put the trace on the router's side, or use "
+                    "--backend sim"
+                )
+            elif target != "ratelab":
+                why = "BMv2 has no trace-driven ports: use --target ratelab"
+            else:
+                continue
+            mark = node.start_mark
+            where = Location(mark.name, mark.line + 1, mark.column + 1)
+            return ConfigError(where, f"links[{i}] ({x} -> {y}).trace", why)
+    return None
+
+
+def router_traces(plan: RouterPlan) -> dict[int, str]:
+    """Per router port, the trace file its switch port drains by (--port-trace)."""
+    return {p.port: p.out.trace.path for p in plan.ports if p.out.trace is not None}
 
 
 @dataclass
@@ -212,6 +243,8 @@ class Network:
         extra = list(switch_options(plan.config.router))
         for port, delay in sorted(link_delays(self.topo, plan).items()):
             extra += ["--link-delay", f"{port}={delay}us"]
+        for port, trace in sorted(router_traces(plan).items()):
+            extra += ["--port-trace", f"{port}={trace}"]
         # BMv2 drains in packets/s: a bit rate becomes full-size packets per second.
         queues = [
             QueueSetting(

@@ -54,7 +54,7 @@ def _ns(seconds: float) -> int:
     return round(seconds * NS_PER_S)
 
 
-def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, int]:
+def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, Any]:
     rate = out.text("rate")
     delay = out.text("delay")
     rate_bps = units.parse_rate(rate) if rate else UNLIMITED_RATE_BPS
@@ -64,10 +64,14 @@ def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, int]:
             f"{path}.rate",
             f"expected a rate above 0 in the simulator, got {rate!r}",
         )
-    spec = {
+    spec: dict[str, Any] = {
         "rate_bps": rate_bps,
         "delay_ns": units.parse_delay_us(delay) * 1000 if delay else 0,
     }
+    if out.trace is not None:
+        # The capacity follows the trace ("rate" is only its mean, for the router).
+        del spec["rate_bps"]
+        spec["trace"] = out.trace.path
     if leaves_host:
         limit = out.text("queue_limit")
         spec["queue_limit"] = int(limit) if limit and limit.isdigit() else HOST_QUEUE
