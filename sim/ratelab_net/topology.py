@@ -447,6 +447,10 @@ def _read(root: yaml.Node, filename: str) -> Topology:
         for key, target in (("forward", forward), ("reverse", reverse)):
             if key in f:
                 extra = r.fields(f[key], f"{path}.{key}", "a mapping", _DIRECTION_KEYS)
+                # A direction's own rate or trace replaces the link's other one.
+                for mine, other in (("rate", "trace"), ("trace", "rate")):
+                    if mine in extra and other not in extra:
+                        target.nodes.pop(other, None)
                 target.nodes.update(extra)
         for x, y, direction in ((a, b, forward), (b, a, reverse)):
             _read_trace(direction, f"{path} ({x} -> {y})", filename)
