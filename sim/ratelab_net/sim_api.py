@@ -8,6 +8,7 @@ notebooks:
     res.ports          # packets and bytes in and out of every router and host port
     res.samples        # per flow over time: cwnd, ssthresh, srtt (TCP); rates (RBCC)
     res.queues         # per router port over time: queue length, RED average
+    res.pings          # every ping reply: when its request left, round trip
     res.drops          # every drop by place and cause
     res.to_parquet("out/")   # or to_csv: one file per table
 
@@ -128,11 +129,12 @@ class Results:
     ports: pd.DataFrame
     samples: pd.DataFrame
     queues: pd.DataFrame
+    pings: pd.DataFrame
     drops: pd.DataFrame
     counters: pd.DataFrame
     raw: dict[str, Any]  # ratelab-netsim's results.json
 
-    TABLES = ("flows", "ports", "samples", "queues", "drops", "counters")
+    TABLES = ("flows", "ports", "samples", "queues", "pings", "drops", "counters")
 
     def _tables(self) -> Iterable[tuple[str, pd.DataFrame]]:
         return ((name, getattr(self, name)) for name in self.TABLES)
@@ -166,6 +168,7 @@ _FLOW_COLUMNS = {
         *("ssthresh_changes", "retransmissions", "rtos", "spurious_rtos"),
     ),
     "udp": ("sent", "received", "lost", "duplicates", "reordered"),
+    "ping": ("sent", "received"),
     "rbcc": (
         *("rate", "bottle_node", "packets_sent", "segments_acked", "retransmissions"),
         *("srtt_us", "lost", "complete"),
@@ -239,11 +242,24 @@ def results_frames(raw: dict[str, Any]) -> Results:
         queues["red_avg"] = queues["red_avg"] / 65536
     port_cols = ["node", "port", "rx_packets", "rx_bytes", "tx_packets", "tx_bytes"]
     ports = _frame(raw["ports"], port_cols)
+    pings = _frame(
+        [
+            {
+                "flow": f["name"],
+                "seq": r["seq"],
+                "sent_s": r["sent_ns"] / 1e9,
+                "rtt_ms": r["rtt_ns"] / 1e6,
+            }
+            for f in raw["flows"]
+            for r in (f.get("ping") or {}).get("replies", [])
+        ],
+        ["flow", "seq", "sent_s", "rtt_ms"],
+    )
     drops = _frame(raw["drops"], ["node", "port", "cause", "packets"])
     counters = _frame(raw["counters"], ["router", "port", "name", "packets", "bytes"])
     counters = counters.rename(columns={"name": "counter"})
     raw = {k: v for k, v in raw.items() if k != "files"}
-    return Results(flows, ports, samples, queues, drops, counters, raw)
+    return Results(flows, ports, samples, queues, pings, drops, counters, raw)
 
 
 def _register_column(name: str) -> str:

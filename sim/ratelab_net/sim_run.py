@@ -4,7 +4,8 @@ with the report, tables and plots of a Mininet run.
 netsim's results are turned into what a Mininet run leaves behind, so that
 results.py and plots.py are used unchanged: each sender's JSON in the shape of
 ratelab-hosts' (`<flow>.json`: tcp-send's samples of cwnd and RTT, rbcc-send's
-rates, udp-send's count; `<flow>.sink.json` for UDP), each router's counters
+rates, udp-send's count; `<flow>.sink.json` for UDP; `<flow>.ping.txt` as
+`ping -D` prints), each router's counters
 over time as `<router>.csv` (the poller's columns), and CounterSnapshots of
 the queue taps. netsim's own results.json and CSVs are kept beside them.
 
@@ -28,7 +29,7 @@ from ratelab_net.results import NO_RATE, Balance, FlowResult, flow_result, rende
 from ratelab_net.routers import plan_routers
 from ratelab_net.sim_api import router_program, run_netsim
 from ratelab_net.sim_scenario import build_scenario
-from ratelab_net.topology import Topology
+from ratelab_net.topology import Flow, Topology
 
 # netsim's counter names (router.p4's, last component) -> PortCounters' fields
 _COUNTERS = {"port_out": "packets_out"}
@@ -116,6 +117,9 @@ def write_flow_files(run: SimRun, out: Path) -> None:
         by_flow.setdefault(s["flow"], []).append(s)
     for flow, f in zip(run.topo.flows, run.raw["flows"], strict=True):
         samples = by_flow.get(flow.name, [])
+        if f.get("ping") is not None:
+            (out / f"{flow.name}.ping.txt").write_text(_ping_text(f, run.topo, flow))
+            continue
         if f["tcp"] is not None:
             sender = _tcp_json(f, samples, flow.start_s)
         elif f["rbcc"] is not None:
@@ -128,6 +132,23 @@ def write_flow_files(run: SimRun, out: Path) -> None:
             }
             _write_json(out / f"{flow.name}.sink.json", {"flows": [sink]})
         _write_json(out / f"{flow.name}.json", {"flows": [sender]})
+
+
+def _ping_text(f: dict[str, Any], topo: Topology, flow: Flow) -> str:
+    """The replies as `ping -D -n` prints them (results.parse_ping reads them):
+    the reply's arrival in simulated seconds, the request's number from 1."""
+    dst = topo.host_address(flow.dst)[0]
+    p = f["ping"]
+    lines = [
+        f"[{(r['sent_ns'] + r['rtt_ns']) / 1e9:.6f}] 64 bytes from {dst}: "
+        f"icmp_seq={r['seq'] + 1} time={r['rtt_ns'] / 1e6:.3f} ms"
+        for r in p["replies"]
+    ]
+    lost = 100 * (p["sent"] - p["received"]) / p["sent"] if p["sent"] else 0
+    lines.append(
+        f"{p['sent']} packets transmitted, {p['received']} received, {lost:g}% packet loss"
+    )
+    return "\n".join(lines) + "\n"
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -5,8 +5,9 @@ Routers get the entries of the same controller plan `ratelab-net` pushes over
 P4Runtime (ratelab_model.p4_entries of `plan_routers`) and the queue depths
 the switch is started with; every link direction its own rate and delay (a
 host's egress FIFO its queue limit); every flow its transport, pattern and
-TCP knobs. What the simulator cannot run (a kernel-only congestion control,
-ping) is a ConfigError naming the flow's field in the file.
+TCP knobs; pings are ICMP echo requests. What the simulator cannot run (a
+kernel-only congestion control, a knob its stack lacks, a zero rate) is a
+ConfigError naming the field in the file.
 """
 
 from __future__ import annotations
@@ -127,13 +128,6 @@ def _links(topo: Topology) -> list[dict[str, Any]]:
 def unsupported(flow: Flow, index: int) -> ConfigError | None:
     """Why the simulator cannot run this flow (None: it can)."""
     path = f"flows[{index}]"
-    if flow.transport == "ping":
-        return ConfigError(
-            field_location(flow.node, "transport"),
-            f"{path}.transport",
-            f"flow {flow.name!r}: the simulator has no ping (ICMP echo); "
-            "run it in Mininet, or measure RTT with a tcp flow",
-        )
     if flow.tcp is not None:
         for knob in dataclasses.fields(flow.tcp):
             if knob.name not in _SIM_KNOBS and getattr(flow.tcp, knob.name) is not None:
@@ -186,6 +180,9 @@ def _flow(flow: Flow) -> dict[str, Any]:
         if flow.on_s is not None and flow.off_s is not None:
             udp["on_ns"], udp["off_ns"] = _ns(flow.on_s), _ns(flow.off_s)
         spec["udp"] = udp
+    elif flow.transport == "ping":
+        # iputils' ping as ratelab-net runs it: 56 data bytes, the flow's interval
+        spec["ping"] = {"interval_ns": _ns(flow.interval_s)}
     else:  # rbcc
         spec["rbcc"] = {"rate_bps": flow.rate_bps, "size": flow.size}
     return spec

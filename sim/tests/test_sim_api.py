@@ -15,7 +15,7 @@ from ratelab_sim.build import ROOT
 
 
 def _three_routers() -> dict[str, Any]:
-    """The three-router example as a dict, without its ping (the simulator has none)."""
+    """Like the three-router example, as a dict."""
     return {
         "duration": "6s",
         "routers": {
@@ -105,7 +105,7 @@ def test_files_are_byte_identical_for_the_same_seed(tmp_path: Path, results: Res
         a = getattr(results, writer)(tmp_path / f"a_{writer}")
         b = getattr(again, writer)(tmp_path / f"b_{writer}")
         assert [p.name for p in a] == [p.name for p in b]
-        assert len(a) == 6
+        assert len(a) == 7
         for x, y in zip(a, b, strict=True):
             assert x.read_bytes() == y.read_bytes(), x.name
     back = pd.read_parquet(tmp_path / "a_to_parquet" / "flows.parquet")
@@ -113,11 +113,15 @@ def test_files_are_byte_identical_for_the_same_seed(tmp_path: Path, results: Res
     assert (tmp_path / "a_to_csv" / "samples.csv").read_text().startswith("time_s,flow,cwnd,")
 
 
-def test_file_variant_and_sets() -> None:
-    path = ROOT / "sim" / "examples" / "three_routers.yaml"
-    # the file has variants? No: it runs as it is, but its ping cannot
-    with pytest.raises(ConfigError, match=r"flows\[3\]\.transport: .*no ping"):
-        ratelab_net.simulate(path)
+def test_example_file_with_ping_and_variants() -> None:
+    res = ratelab_net.simulate(ROOT / "sim" / "examples" / "three_routers.yaml")
+    flows = res.flows.set_index("flow")
+    # a request every 0.2 s for 15 s; RED at the bottleneck may drop a few
+    assert flows.loc["ping", "ping_sent"] == 75
+    assert 70 <= flows.loc["ping", "ping_received"] == len(res.pings)
+    assert list(res.pings.columns) == ["flow", "seq", "sent_s", "rtt_ms"]
+    assert res.pings["seq"].is_monotonic_increasing and res.pings["seq"].max() <= 74
+    assert res.pings["rtt_ms"].min() > 2 * (1 + 5 + 10 + 1)  # the path's delays
     dumbbell = ROOT / "sim" / "examples" / "dumbbell.yaml"
     with pytest.raises(ConfigError, match=r"variants .*pass variant="):
         ratelab_net.simulate(dumbbell)

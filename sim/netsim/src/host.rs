@@ -30,6 +30,11 @@ pub enum EndpointKind {
         peer: [u8; 4],
     },
     RbccReceiver(Box<rbcc_host::Receiver>),
+    /// A ping's sender; `peer`: the address it pings.
+    Ping {
+        pinger: Box<crate::ping::Pinger>,
+        peer: [u8; 4],
+    },
 }
 
 /// One end of a flow on a host.

@@ -20,6 +20,7 @@ pub mod examples;
 mod flows;
 pub mod frame;
 mod host;
+pub mod ping;
 pub mod results;
 mod router;
 pub mod scenario;

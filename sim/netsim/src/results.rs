@@ -65,6 +65,16 @@ pub struct FlowResult {
     pub tcp: Option<TcpResult>,
     pub udp: Option<UdpResult>,
     pub rbcc: Option<RbccResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<PingResult>,
+}
+
+/// A ping's requests and each reply's round trip.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PingResult {
+    pub sent: u64,
+    pub received: u64,
+    pub replies: Vec<crate::ping::Reply>,
 }
 
 /// A rate-based flow's sender and receiver summaries (ratelab-rbcc-host).

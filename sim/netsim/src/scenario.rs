@@ -144,7 +144,7 @@ pub struct DirectionSpec {
     pub queue_limit: Option<usize>,
 }
 
-/// A flow between two hosts: exactly one of `tcp`, `udp` and `rbcc`.
+/// A flow between two hosts: exactly one of `tcp`, `udp`, `rbcc` and `ping`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -163,6 +163,20 @@ pub struct FlowSpec {
     pub udp: Option<UdpSpec>,
     #[serde(default)]
     pub rbcc: Option<RbccSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping: Option<PingSpec>,
+}
+
+/// ICMP echo requests every `interval_ns` from `start_ns` until `stop_ns`
+/// (or the end); the receiving host answers each.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingSpec {
+    /// Time between requests (above 0).
+    pub interval_ns: Nanos,
+    /// Data bytes after the 8-byte ICMP header (default 56, ping's).
+    #[serde(default)]
+    pub size: Option<usize>,
 }
 
 /// A rate-based (RBCC/TRUMP) sender and receiver from ratelab-rbcc-host.

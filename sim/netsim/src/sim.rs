@@ -8,9 +8,10 @@ use crate::flows::{
 };
 use crate::frame::{self, Addresses, HEADERS};
 use crate::host::{Endpoint, EndpointKind, Host};
+use crate::ping::{self, Pinger, DEFAULT_PING_SIZE, PROTO_ICMP};
 use crate::results::{
-    CounterValue, DropCount, FlowResult, FlowSample, PortResult, QueueSample, RbccResult, Results,
-    TcpResult, UdpResult,
+    CounterValue, DropCount, FlowResult, FlowSample, PingResult, PortResult, QueueSample,
+    RbccResult, Results, TcpResult, UdpResult,
 };
 use crate::router::{engine_us, Router};
 use crate::scenario::{Scenario, ScenarioError};
@@ -181,6 +182,11 @@ impl Simulator {
                     sink: Sink::new(false),
                 };
                 (PROTO_TCP, kind)
+            } else if f.ping.is_some() {
+                // Replies come back to the sender by ICMP identifier = flow index;
+                // the receiving host answers requests itself (no endpoint).
+                (sport, dport) = (fi as u16, fi as u16);
+                (PROTO_ICMP, EndpointKind::Waiting)
             } else {
                 // Checked here, started at start_ns.
                 udp_source(s, fi, &hosts[a], &hosts[b], 0)?;
@@ -323,6 +329,14 @@ impl Simulator {
         let (rh, _) = self.flows[fi].receiver;
         let now = self.now;
         let kind = match &self.tcp_configs[fi] {
+            None if self.scenario.flows[fi].ping.is_some() => {
+                let spec = self.scenario.flows[fi].ping.as_ref().expect("a ping flow");
+                let size = spec.size.unwrap_or(DEFAULT_PING_SIZE);
+                EndpointKind::Ping {
+                    pinger: Box::new(Pinger::new(fi as u16, spec.interval_ns, size, now)),
+                    peer: self.hosts[rh].addr,
+                }
+            }
             None if self.rbcc_configs[fi].is_some() => {
                 let cfg = self.rbcc_configs[fi].clone().expect("an RBCC flow");
                 let sender = Sender::new(cfg, now / 1000).expect("checked when built");
@@ -416,6 +430,14 @@ impl Simulator {
                 src.poll_at()
             }
             EndpointKind::UdpSender(_) | EndpointKind::RbccReceiver(_) => None,
+            EndpointKind::Ping { pinger, peer } if !ep.stopped => {
+                let dst = *peer;
+                while let Some(len) = pinger.poll_transmit(now, &mut scratch[HEADERS..]) {
+                    tx.send(scratch, len, PROTO_ICMP, dst);
+                }
+                Some(pinger.poll_at())
+            }
+            EndpointKind::Ping { .. } => None,
             EndpointKind::RbccSender { sender, peer } => {
                 let dst = *peer;
                 // Time only goes forwards, so the µs call cannot fail.
@@ -536,6 +558,21 @@ impl Simulator {
             Some(b) if p.protocol == PROTO_TCP || p.protocol == PROTO_UDP => {
                 u16::from_be_bytes([b[0], b[1]])
             }
+            _ if p.protocol == PROTO_ICMP => match ping::parse_echo(p.payload) {
+                Some((true, _, _)) => {
+                    // A request for this host: answered at once, as a kernel does.
+                    let len = ping::reply(p.payload, &mut self.scratch[HEADERS..]);
+                    let src = p.src;
+                    self.delivered += 1;
+                    self.recycle(frame);
+                    return self.send_scratch(h, len, PROTO_ICMP, src);
+                }
+                Some((false, ident, _)) => ident,
+                None => {
+                    self.recycle(frame);
+                    return self.drop(Node::Host(h), "malformed");
+                }
+            },
             _ if p.protocol == IPPROTO_RBCC => match rbcc_host::receiver::demux(p.payload) {
                 Some((flow_id, _)) => flow_id,
                 None => {
@@ -558,6 +595,11 @@ impl Simulator {
                 conn.handle_segment(now, p.src, p.payload)
             }
             EndpointKind::UdpReceiver(sink) => sink.handle_datagram(now, p.src, p.payload),
+            EndpointKind::Ping { pinger, .. } => {
+                if let Some((_, _, seq)) = ping::parse_echo(p.payload) {
+                    pinger.on_reply(now, seq);
+                }
+            }
             EndpointKind::RbccSender { sender, .. } => {
                 let _ = sender.on_datagram(now / 1000, p.payload);
             }
@@ -697,6 +739,7 @@ impl Simulator {
             transport: match (&f.tcp, &f.udp) {
                 (Some(t), _) => format!("tcp/{}", t.cc),
                 (_, Some(u)) => format!("udp/{}", u.pattern),
+                _ if f.ping.is_some() => "ping".to_string(),
                 _ => "rbcc".to_string(),
             },
             bytes_received: 0,
@@ -705,6 +748,7 @@ impl Simulator {
             tcp: None,
             udp: None,
             rbcc: None,
+            ping: None,
         };
         match receiver {
             EndpointKind::TcpReceiver { sink, .. } => {
@@ -747,6 +791,13 @@ impl Simulator {
                 }
             }
             _ => {}
+        }
+        if let EndpointKind::Ping { pinger, .. } = sender {
+            r.ping = Some(PingResult {
+                sent: pinger.sent(),
+                received: pinger.replies.len() as u64,
+                replies: pinger.replies.clone(),
+            });
         }
         if let EndpointKind::TcpSender { conn, meter, .. } = sender {
             let s = meter.summary(conn);

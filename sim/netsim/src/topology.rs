@@ -383,9 +383,31 @@ impl Topology {
             if f.stop_ns.is_some_and(|t| t <= f.start_ns) {
                 return err(format!("{field}.stop_ns"), "expected a time after start_ns");
             }
-            let kinds = [f.tcp.is_some(), f.udp.is_some(), f.rbcc.is_some()];
+            let kinds = [
+                f.tcp.is_some(),
+                f.udp.is_some(),
+                f.rbcc.is_some(),
+                f.ping.is_some(),
+            ];
             if kinds.iter().filter(|&&k| k).count() != 1 {
-                return err(&field, "expected exactly one of `tcp`, `udp` and `rbcc`");
+                return err(
+                    &field,
+                    "expected exactly one of `tcp`, `udp`, `rbcc` and `ping`",
+                );
+            }
+            if let Some(p) = &f.ping {
+                if p.interval_ns == 0 {
+                    return err(
+                        format!("{field}.ping.interval_ns"),
+                        "expected a time above 0",
+                    );
+                }
+                if p.size.is_some_and(|n| n > 1472) {
+                    return err(
+                        format!("{field}.ping.size"),
+                        "expected at most 1472 data bytes (a 1,500-byte IPv4 packet)",
+                    );
+                }
             }
             if let Some(why) = self.path_error(s, a, b) {
                 return err(

@@ -90,6 +90,7 @@ fn tcp(name: &str, from: &str, to: &str, cc: &str, app: AppSpec) -> FlowSpec {
         }),
         udp: None,
         rbcc: None,
+        ping: None,
     }
 }
 
@@ -113,6 +114,7 @@ fn udp(name: &str, from: &str, to: &str, pattern: &str, rate_bps: u64) -> FlowSp
             off_ns: None,
         }),
         rbcc: None,
+        ping: None,
     }
 }
 
@@ -497,7 +499,7 @@ fn bad_scenarios_name_the_field() {
     s.flows[1].tcp = s.flows[0].tcp.clone();
     assert_eq!(
         error(&s).to_string(),
-        "flows[1]: expected exactly one of `tcp`, `udp` and `rbcc`"
+        "flows[1]: expected exactly one of `tcp`, `udp`, `rbcc` and `ping`"
     );
 
     let e = Scenario::from_json(
@@ -589,6 +591,7 @@ fn rbcc(name: &str, from: &str, rate_bps: u64) -> FlowSpec {
             size: Some(1500),
             segments: None,
         }),
+        ping: None,
     }
 }
 
@@ -716,4 +719,58 @@ fn progress_is_reported_at_every_interval_and_changes_nothing() {
     assert_eq!(times, (1..=6).map(|i| i * S / 2).collect::<Vec<_>>());
     assert!(seen.windows(2).all(|w| w[0].1 < w[1].1), "{seen:?}");
     assert_eq!(with.to_json(), run(&s).to_json());
+}
+
+fn ping(name: &str, from: &str, to: &str, interval_ns: u64, stop_ns: u64) -> FlowSpec {
+    FlowSpec {
+        tcp: None,
+        udp: None,
+        stop_ns: Some(stop_ns),
+        ping: Some(ratelab_netsim::scenario::PingSpec {
+            interval_ns,
+            size: None,
+        }),
+        ..udp(name, from, to, "cbr", 1)
+    }
+}
+
+#[test]
+fn a_ping_is_answered_with_the_exact_round_trip() {
+    let mut s = dumbbell(plans(&fixtures().dumbbell), vec![], S);
+    s.routers.clear();
+    s.links.truncate(1);
+    s.links[0].b = ratelab_netsim::scenario::LinkEnd {
+        node: "receiver".into(),
+        port: None,
+    };
+    s.links[0].forward.rate_bps = 3_000_000;
+    s.links[0].forward.delay_ns = 1_000_333;
+    s.flows = vec![ping("p", "sender", "receiver", 100 * MS, 500 * MS)];
+    let r = run(&s);
+    let p = r.flows[0].ping.as_ref().unwrap();
+    // 14 + 20 + 8 + 56 = 98 bytes at 3 Mbit/s: 261,333.3 ns, rounded up; each way.
+    let rtt = 2 * (261_334 + 1_000_333);
+    assert_eq!((p.sent, p.received), (5, 5));
+    for (i, reply) in p.replies.iter().enumerate() {
+        assert_eq!(reply.seq, i as u64);
+        assert_eq!(reply.sent_ns, i as u64 * 100 * MS);
+        assert_eq!(reply.rtt_ns, rtt);
+    }
+    assert_eq!(r.flows[0].transport, "ping");
+}
+
+#[test]
+fn pings_cross_the_router_both_ways() {
+    let flows = vec![ping("p", "sender", "receiver", 100 * MS, S)];
+    let r = run(&dumbbell(plans(&fixtures().dumbbell), flows, S));
+    let p = r.flows[0].ping.as_ref().unwrap();
+    assert_eq!((p.sent, p.received), (10, 10));
+    // 1 ms + 20 ms each way, the frames' serialization and the engine's µs on top
+    assert!(p
+        .replies
+        .iter()
+        .all(|x| (42 * MS..43 * MS).contains(&x.rtt_ns)));
+    assert_eq!(port(&r, "r1", 1).rx_packets, 10);
+    assert_eq!(port(&r, "r1", 2).rx_packets, 10);
+    assert!(r.drops.is_empty(), "{:?}", r.drops);
 }

@@ -96,6 +96,7 @@ fn cbr(payload: usize, rate_bps: u64, stop_ns: u64) -> FlowSpec {
             off_ns: None,
         }),
         rbcc: None,
+        ping: None,
     }
 }
 
@@ -190,12 +191,16 @@ fn tcp_over_a_trace_bottleneck_gets_the_traces_capacity() {
         }),
         udp: None,
         rbcc: None,
+        ping: None,
     }];
     let r = run(&s);
     // 1,448 data bytes per 1,500-byte packet at 1,000 packets/s.
     let capacity = 1448.0 * 8.0 * 1000.0;
     let goodput = r.flows[0].goodput_bps;
-    assert!(goodput > 0.85 * capacity && goodput <= capacity, "{goodput}");
+    assert!(
+        goodput > 0.85 * capacity && goodput <= capacity,
+        "{goodput}"
+    );
 }
 
 #[test]
@@ -214,7 +219,9 @@ fn bad_traces_and_conflicting_capacities_are_one_line_errors() {
     );
     let empty = trace_file("empty.mahi", "");
     s.links[0].forward.trace = Some(empty.clone());
-    assert!(error(&s).starts_with(&format!("links[0].forward.trace: {empty}: expected at least")));
+    assert!(error(&s).starts_with(&format!(
+        "links[0].forward.trace: {empty}: expected at least"
+    )));
     s.links[0].forward.trace = Some(trace_file("zero.mahi", "0\n0\n"));
     assert!(error(&s).contains("zero.mahi:2: expected a last line above 0 ms"));
     s.links[0].forward.trace = Some("/nonexistent/none.mahi".into());

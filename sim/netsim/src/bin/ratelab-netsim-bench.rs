@@ -25,6 +25,7 @@ fn flow(name: &str) -> FlowSpec {
         tcp: None,
         udp: None,
         rbcc: None,
+        ping: None,
     }
 }
 
