@@ -194,6 +194,7 @@ class TcpConfig:
     timestamps: bool
     delayed_ack_ns: int | None
     prr: bool
+    hystart: bool
     send_buffer: int
     recv_buffer: int
     def __init__(
@@ -213,6 +214,7 @@ class TcpConfig:
         send_buffer: int | None = None,
         recv_buffer: int | None = None,
         rto_formula: str = "rfc6298",
+        hystart: bool = False,
     ) -> None: ...
 
 class TcpConnection:

@@ -46,6 +46,7 @@ RATELAB_OPTIONS = (
     ("no_sack", "--no-sack"),
     ("no_delayed_ack", "--no-delayed-ack"),
     ("prr", "--prr"),
+    ("hystart", "--hystart"),
 )
 
 
@@ -181,6 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-sack", action="store_true", help="ratelab: do not offer SACK")
     p.add_argument("--no-delayed-ack", action="store_true", help="ratelab: ACK every segment")
     p.add_argument("--prr", action="store_true", help="ratelab: proportional rate reduction")
+    p.add_argument(
+        "--hystart",
+        action="store_true",
+        help="ratelab: HyStart++ (RFC 9406) in the first slow start of reno, newreno, cubic",
+    )
     p.add_argument(
         "--duration", type=SECONDS, help="seconds of writing (default 3, none with --bytes)"
     )
@@ -400,6 +406,7 @@ def _stack_options(args: argparse.Namespace) -> dict[str, object]:
         "sack": not args.no_sack,
         "delayed_ack": not args.no_delayed_ack,
         "prr": args.prr,
+        "hystart": args.hystart,
     }
     if args.iw is not None:
         options["iw"] = args.iw

@@ -318,6 +318,7 @@ def stack_tcp_send(
         "sack": tcp_config.sack,
         "delayed_ack": tcp_config.delayed_ack_ns is not None,
         "prr": tcp_config.prr,
+        "hystart": tcp_config.hystart,
         "mss": tcp_config.mss,
         "interface": plan.iface,
     }

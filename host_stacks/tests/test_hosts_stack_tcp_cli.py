@@ -65,6 +65,7 @@ RATELAB = [*SEND, "--stack", "ratelab", "--src", "10.0.1.2"]
         ([*SEND, "--cc", "reno", "--no-sack"], "--no-sack goes with --stack ratelab only"),
         ([*SEND, "--cc", "reno", "--no-delayed-ack"], "--no-delayed-ack goes with --stack ratelab"),
         ([*SEND, "--cc", "reno", "--prr"], "--prr goes with --stack ratelab only"),
+        ([*SEND, "--cc", "cubic", "--hystart"], "--hystart goes with --stack ratelab only"),
         ([*SEND, "--cc", "reno", "--src", "10.0.1.2"], "--src goes with --stack ratelab only"),
         (
             [*SEND, "--stack", "kernel", "--cc", "reno", "--iw", "3"],
@@ -111,3 +112,11 @@ def test_src_takes_an_optional_port() -> None:
     parse = build_parser().parse_args
     assert parse([*SEND, "--cc", "reno", "--src", "10.0.1.2"]).src == ("10.0.1.2", None)
     assert parse([*SEND, "--cc", "reno", "--src", "10.0.1.2:40001"]).src == ("10.0.1.2", 40001)
+
+
+def test_hystart_reaches_the_stack_config() -> None:
+    args = build_parser().parse_args([*RATELAB, "--cc", "cubic", "--hystart"])
+    options = _stack_options(args)
+    assert TcpConfig(**options).hystart is True  # type: ignore[arg-type]
+    args = build_parser().parse_args([*RATELAB, "--cc", "cubic"])
+    assert TcpConfig(**_stack_options(args)).hystart is False  # type: ignore[arg-type]

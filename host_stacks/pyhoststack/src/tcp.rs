@@ -100,7 +100,7 @@ impl TcpConfig {
     #[pyo3(signature = (cc = "newreno", iw = None, initial_rto_ns = None, min_rto_ns = None,
         max_rto_ns = None, mss = None, sack = true, timestamps = true, window_scale = true,
         delayed_ack = true, delayed_ack_ns = None, prr = false, send_buffer = None,
-        recv_buffer = None, rto_formula = "rfc6298"))]
+        recv_buffer = None, rto_formula = "rfc6298", hystart = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         cc: &str,
@@ -118,6 +118,7 @@ impl TcpConfig {
         send_buffer: Option<&Bound<'_, PyAny>>,
         recv_buffer: Option<&Bound<'_, PyAny>>,
         rto_formula: &str,
+        hystart: bool,
     ) -> PyResult<Self> {
         let mut core = Config {
             cc: cc
@@ -127,6 +128,7 @@ impl TcpConfig {
             timestamps,
             window_scale,
             prr,
+            hystart,
             rto_formula: rto_formula
                 .parse::<RtoFormula>()
                 .map_err(|e| PyValueError::new_err(e.to_string()))?,
@@ -216,6 +218,10 @@ impl TcpConfig {
     #[getter]
     fn prr(&self) -> bool {
         self.core.prr
+    }
+    #[getter]
+    fn hystart(&self) -> bool {
+        self.core.hystart
     }
     #[getter]
     fn send_buffer(&self) -> usize {

@@ -115,6 +115,7 @@ impl Cubic {
         // §4.6: ssthresh = cwnd * beta_cubic, at least 2 segments.
         let ssthresh = (cwnd * self.p.beta).max(2.0);
         self.w.ssthresh = (ssthresh * self.mss()).round() as u64;
+        self.w.stop_hystart();
         self.cwnd = ssthresh;
         self.epoch_start = None;
         self.alpha = Self::alpha_for(self.p.beta);
@@ -168,7 +169,7 @@ impl CongestionControl for Cubic {
     }
     fn on_ack(&mut self, ack: &AckSample) {
         if self.w.in_slow_start() {
-            let left = self.w.slow_start(ack.acked);
+            let left = self.w.slow_start_ack(ack);
             self.cwnd = self.w.cwnd as f64 / self.mss();
             if left == 0 || self.w.in_slow_start() {
                 return;
@@ -189,6 +190,9 @@ impl CongestionControl for Cubic {
     fn on_recovery_exit(&mut self, _now: Nanos, _in_flight: u64) {
         self.w.deflate();
         self.cwnd = self.w.cwnd as f64 / self.mss();
+    }
+    fn enable_hystart(&mut self) {
+        self.w.enable_hystart();
     }
     fn on_rto(&mut self, _now: Nanos, _in_flight: u64) {
         // §4.8: ssthresh as for a congestion event, cwnd = 1 segment, and

@@ -7,6 +7,7 @@
 //! connection state. Windows are in bytes; time is integer nanoseconds.
 
 mod cubic;
+mod hystart;
 mod newreno;
 mod prr;
 mod reno;
@@ -14,6 +15,7 @@ mod vegas;
 mod window;
 
 pub use cubic::{Cubic, CubicParams};
+pub use hystart::HyStart;
 pub use newreno::NewReno;
 pub use prr::Prr;
 pub use reno::Reno;
@@ -88,6 +90,9 @@ pub trait CongestionControl {
     fn recovery_style(&self) -> RecoveryStyle {
         RecoveryStyle::NewReno
     }
+    /// Run the initial slow start with HyStart++ (RFC 9406); algorithms
+    /// with their own slow-start exit (Vegas) ignore it.
+    fn enable_hystart(&mut self) {}
     /// Values for measurements.
     fn metrics(&self) -> CcMetrics {
         CcMetrics {
@@ -137,6 +142,16 @@ impl std::str::FromStr for CcKind {
 }
 
 impl CcKind {
+    /// A fresh algorithm for sender MSS `mss` and initial window `iw` bytes,
+    /// with HyStart++ in its slow start when `hystart` (Reno, NewReno, Cubic).
+    pub fn build_with(self, mss: u64, iw: u64, hystart: bool) -> Box<dyn CongestionControl> {
+        let mut cc = self.build(mss, iw);
+        if hystart {
+            cc.enable_hystart();
+        }
+        cc
+    }
+
     /// A fresh algorithm for sender MSS `mss` and initial window `iw` bytes.
     pub fn build(self, mss: u64, iw: u64) -> Box<dyn CongestionControl> {
         match self {

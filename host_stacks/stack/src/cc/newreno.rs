@@ -23,7 +23,10 @@ impl CongestionControl for NewReno {
         "newreno"
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        self.w.grow(ack.acked);
+        self.w.grow_ack(ack);
+    }
+    fn enable_hystart(&mut self) {
+        self.w.enable_hystart();
     }
     fn on_congestion_event(&mut self, _now: Nanos, in_flight: u64) {
         // §3.2 step 2 -> RFC 5681 §3.2 step 2 (eq. 4).

@@ -1,6 +1,8 @@
 //! The window arithmetic that Reno, NewReno, Cubic (in slow start) and
 //! Vegas (as its fallback) share, by composition rather than inheritance.
 
+use super::{AckSample, HyStart};
+
 /// cwnd, ssthresh and the byte counter of RFC 5681 congestion avoidance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RenoWindow {
@@ -9,6 +11,8 @@ pub struct RenoWindow {
     pub mss: u64,
     /// Bytes acknowledged since cwnd last grew in congestion avoidance.
     bytes_acked: u64,
+    /// HyStart++ (RFC 9406) in the initial slow start, when enabled.
+    pub hystart: Option<HyStart>,
 }
 
 impl RenoWindow {
@@ -19,6 +23,39 @@ impl RenoWindow {
             ssthresh: u64::MAX,
             mss,
             bytes_acked: 0,
+            hystart: None,
+        }
+    }
+
+    /// Run the initial slow start with HyStart++ (RFC 9406).
+    pub fn enable_hystart(&mut self) {
+        self.hystart = Some(HyStart::new());
+    }
+
+    /// Slow start for one ACK: HyStart++'s rules while it is active,
+    /// RFC 5681's otherwise. Returns the acked bytes left over once
+    /// ssthresh is reached, for congestion avoidance.
+    pub fn slow_start_ack(&mut self, ack: &AckSample) -> u64 {
+        match self.hystart {
+            Some(mut h) if h.active() => {
+                let left = h.on_ack(ack, self);
+                self.hystart = Some(h);
+                left
+            }
+            _ => self.slow_start(ack.acked),
+        }
+    }
+
+    /// Slow start (by `slow_start_ack`) or congestion avoidance, as cwnd
+    /// and ssthresh say.
+    pub fn grow_ack(&mut self, ack: &AckSample) {
+        if self.in_slow_start() {
+            let left = self.slow_start_ack(ack);
+            if left > 0 && !self.in_slow_start() {
+                self.congestion_avoidance(left);
+            }
+        } else {
+            self.congestion_avoidance(ack.acked);
         }
     }
 
@@ -64,6 +101,14 @@ impl RenoWindow {
     pub fn halve(&mut self, in_flight: u64) {
         self.ssthresh = (in_flight / 2).max(2 * self.mss);
         self.bytes_acked = 0;
+        self.stop_hystart();
+    }
+
+    /// A loss or timeout: HyStart++ is for the initial slow start only (RFC 9406 §4.3).
+    pub fn stop_hystart(&mut self) {
+        if let Some(h) = self.hystart.as_mut() {
+            h.stop();
+        }
     }
 
     /// Start of fast recovery with SACK (RFC 6675 §5 step 4.2: cwnd = ssthresh);

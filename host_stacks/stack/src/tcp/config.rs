@@ -34,6 +34,9 @@ pub struct Config {
     pub window_scale: bool,
     /// Proportional rate reduction in recovery (RFC 6937).
     pub prr: bool,
+    /// HyStart++ (RFC 9406) in the initial slow start of Reno, NewReno and
+    /// Cubic (Vegas has its own exit).
+    pub hystart: bool,
     /// Restart from the initial window after an idle RTO (RFC 5681 §4.1).
     pub slow_start_after_idle: bool,
     /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675: 3).
@@ -64,6 +67,7 @@ impl Default for Config {
             timestamps: true,
             window_scale: true,
             prr: false,
+            hystart: false,
             slow_start_after_idle: true,
             dupthresh: 3,
             send_buffer: 4 << 20,

@@ -171,7 +171,7 @@ impl Connection {
         };
         self.cc = match self.cc_factory {
             Some(f) => f(self.smss, iw),
-            None => self.cfg.cc.build(self.smss, iw),
+            None => self.cfg.cc.build_with(self.smss, iw, self.cfg.hystart),
         };
         self.last_send_at = None;
         self.delivered_at = now;

@@ -16,7 +16,7 @@
 //! once DupThresh segments sent after it are SACKed (as Linux; RFC 8985's
 //! idea). Not implemented: simultaneous
 //! open, urgent data, D-SACK, the rescue retransmission of RFC 6675,
-//! undoing a spurious timeout's window reduction, HyStart.
+//! undoing a spurious timeout's window reduction.
 
 mod buffers;
 mod config;
@@ -224,7 +224,7 @@ impl Connection {
         };
         let smss = cfg.mss as u64;
         let iw = initial_window(cfg.initial_window, smss);
-        let cc = cfg.cc.build(smss, iw);
+        let cc = cfg.cc.build_with(smss, iw, cfg.hystart);
         let rtt = RttEstimator::new(
             cfg.initial_rto,
             cfg.min_rto,
