@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use ratelab_stack::cc::{CcKind, CubicParams, VegasParams};
-use ratelab_stack::tcp::{Config, Connection};
+use ratelab_stack::tcp::{Config, Connection, RtoFormula};
 use ratelab_stack::testbed::{LinkConfig, Testbed, A, B};
 use ratelab_stack::wire::{self, Flags, TcpHeader, TcpOptions};
 use ratelab_stack::{Nanos, MILLIS, SECONDS};
@@ -168,6 +168,9 @@ proptest! {
         timestamps in any::<bool>(),
         prr in any::<bool>(),
         delack in any::<bool>(),
+        hystart in any::<bool>(),
+        linux_rto in any::<bool>(),
+        iss in any::<u32>(),
         cc in 0u8..4,
         total in 1usize..120_000,
     ) {
@@ -182,6 +185,8 @@ proptest! {
             timestamps,
             prr,
             delayed_ack: delack.then_some(40 * MILLIS),
+            hystart,
+            rto_formula: if linux_rto { RtoFormula::Linux } else { RtoFormula::Rfc6298 },
             cc,
             recv_buffer: 64_000,
             ..Config::default()
@@ -198,7 +203,7 @@ proptest! {
             seed: s,
             ..LinkConfig::default()
         };
-        let mut tb = Testbed::with_config(cfg, link(seed), link(seed ^ 0x55)).unwrap();
+        let mut tb = Testbed::with_iss(cfg.clone(), cfg, link(seed), link(seed ^ 0x55), iss).unwrap();
         let data: Vec<u8> = (0..total).map(|i| (i * 7 + i / 251) as u8).collect();
         let (mut written, mut got) = (0usize, Vec::with_capacity(total));
         let mut err = None;
