@@ -7,7 +7,7 @@
 # iproute2, ethtool and iputils-ping are in the top Makefile's shared APT_PACKAGES.
 APT_PACKAGES += mininet
 
-.PHONY: net-dumbbell net-three-routers net-stacks sim-netsim
+.PHONY: net-dumbbell net-three-routers net-stacks sim-netsim sim-dumbbell
 
 # ratelab-netsim, the simulator `ratelab-net run --backend sim` and
 # ratelab_net.simulate run (release build; cargo rebuilds only what changed)
@@ -26,3 +26,8 @@ net-three-routers: deps
 # the ratelab TCP stack (Reno, Cubic) beside the kernel's, and Vegas's queue
 net-stacks: deps
 	$(VENV)/bin/ratelab-net run sim/examples/stacks.yaml
+
+# the same dumbbell file in ratelab's simulator: no root, a few seconds; the
+# report, tables and plots of net-dumbbell (docs/NET.md "Simulation")
+sim-dumbbell: deps
+	$(VENV)/bin/ratelab-net run sim/examples/dumbbell.yaml --backend sim --out build/net/dumbbell-sim

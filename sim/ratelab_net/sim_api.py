@@ -7,7 +7,8 @@ notebooks:
     res.flows          # one row per flow: goodput, delay, TCP / UDP / RBCC columns
     res.ports          # packets and bytes in and out of every router and host port
     res.samples        # per flow over time: cwnd, ssthresh, srtt (TCP); rates (RBCC)
-    res.queues         # per router port over time: queue length, RED average
+    res.queues         # per router port over time: queue length; queue and RED
+                       # average at the last admission (last_q, last_avg)
     res.pings          # every ping reply: when its request left, round trip
     res.drops          # every drop by place and cause
     res.to_parquet("out/")   # or to_csv: one file per table
@@ -238,8 +239,9 @@ def results_frames(raw: dict[str, Any]) -> Results:
         ],
         ["time_s", "router", "port", "queue_packets", *map(_register_column, registers)],
     )
-    if "red_avg" in queues:  # Q16.16 packets
-        queues["red_avg"] = queues["red_avg"] / 65536
+    for col in ("last_avg", "red_avg"):  # Q16.16 packets
+        if col in queues:
+            queues[col] = queues[col] / 65536
     port_cols = ["node", "port", "rx_packets", "rx_bytes", "tx_packets", "tx_bytes"]
     ports = _frame(raw["ports"], port_cols)
     pings = _frame(

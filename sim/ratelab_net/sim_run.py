@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratelab_ctl.counters import CounterSnapshot
+from ratelab_ctl.counters import GAUGE_REGISTERS, CounterSnapshot
 from ratelab_ctl.poller import SeriesWriter
 from ratelab_model.counters import DROP_CAUSES, PortCounters
 
 from ratelab_net.results import NO_RATE, Balance, FlowResult, flow_result, render, summarize
 from ratelab_net.routers import plan_routers
 from ratelab_net.sim_api import router_program, run_netsim
-from ratelab_net.sim_scenario import build_scenario
+from ratelab_net.sim_scenario import DRAIN_S, build_scenario
 from ratelab_net.topology import Flow, Topology
 
 # netsim's counter names (router.p4's, last component) -> PortCounters' fields
@@ -156,15 +156,16 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def snapshots(raw: dict[str, Any]) -> dict[str, list[CounterSnapshot]]:
-    """The queue taps per router as counter snapshots (queue and RED average
-    gauges), at simulated time in seconds."""
+    """The queue taps per router as counter snapshots (the gauges a Mininet run
+    polls: queue and RED average at the last admission), at simulated time in
+    seconds."""
     registers = raw["sample_registers"]
     out: dict[str, dict[float, dict[int, PortCounters]]] = {}
     for q in raw["queue_samples"]:
         values = dict(zip(registers, q["registers"], strict=True))
         pc = PortCounters(
-            last_q=values.get("queue_length", q["queue_packets"]),
-            last_avg=values.get("RouterIngress.admission.red_avg", 0),
+            last_q=values[GAUGE_REGISTERS["last_q"]],
+            last_avg=values[GAUGE_REGISTERS["last_avg"]],
         )
         out.setdefault(q["router"], {}).setdefault(q["time_ns"] / 1e9, {})[q["port"]] = pc
     return {
@@ -255,6 +256,12 @@ def report_run(
     final = final_counters(run.raw, list(run.topo.routers))
     bal = balance(run.raw, run.topo)
     report = render(run.topo, flows, samples, final, bal, notes(run.topo, seed))
+    if bal.unaccounted > 0:
+        # the simulator counts every drop: the rest had not arrived yet
+        report += (
+            f"\n  (simulated: the {bal.unaccounted} were still in a queue or on a link when "
+            f"the run ended, {DRAIN_S:g} s after the traffic's {run.topo.duration_s:g} s)"
+        )
     png = None
     if plots:
         from ratelab_net.plots import plot_run

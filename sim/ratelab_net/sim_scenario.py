@@ -31,9 +31,14 @@ UNLIMITED_RATE_BPS = 10_000_000_000
 HOST_QUEUE = 100  # packets; a host's egress without a numeric queue_limit (network.py)
 IP_UDP_HEADERS = 28  # a topology's UDP size is the IPv4 total length, netsim's the payload
 DRAIN_S = 1.0  # run past the traffic, as ratelab-net does, so the network drains
-# router.p4's registers the queue taps read at index = port: its own queue count
-# (what the report and plots show in Mininet) and the RED average.
-SAMPLE_REGISTERS = ("queue_length", "RouterIngress.admission.red_avg")
+# router.p4's registers the queue taps read at index = port: its own queue count,
+# and the queue and RED average at the last admission, the gauges a Mininet run
+# polls (ratelab_ctl.counters.GAUGE_REGISTERS), which the report and plots show.
+SAMPLE_REGISTERS = (
+    "queue_length",
+    "RouterIngress.admission.last_q",
+    "RouterIngress.admission.last_avg",
+)
 
 
 # TcpOptions fields the simulator's TcpKnobs carry (stack: the stack is ratelab's anyway)

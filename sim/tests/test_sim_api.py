@@ -89,7 +89,7 @@ def test_dataframes_columns_and_values(results: Results) -> None:
 
     queues = results.queues
     assert list(queues.columns) == [
-        "time_s", "router", "port", "queue_packets", "queue_length", "red_avg",
+        "time_s", "router", "port", "queue_packets", "queue_length", "last_q", "last_avg",
     ]  # fmt: skip
     assert (queues["queue_packets"] == queues["queue_length"]).all()
 
