@@ -104,6 +104,15 @@ impl Vegas {
         self.w.cwnd = self.w.cwnd.max(2 * mss);
     }
 
+    /// Loss, recovery's end, a timeout or an idle restart: the samples of the
+    /// round in progress describe another window; the next ACK starts a
+    /// new round (tcp_vegas re-enables itself at SND.NXT on these events).
+    fn forget_round(&mut self) {
+        self.beg_snd_nxt = None;
+        self.cnt_rtt = 0;
+        self.min_rtt = Nanos::MAX;
+    }
+
     fn start_round(&mut self, snd_nxt: u32) {
         self.beg_snd_nxt = Some(snd_nxt);
         self.round_cwnd = self.w.cwnd;
@@ -180,15 +189,19 @@ impl CongestionControl for Vegas {
     }
     fn on_congestion_event(&mut self, _now: Nanos, in_flight: u64) {
         self.w.enter_recovery(in_flight);
+        self.forget_round();
     }
     fn on_recovery_exit(&mut self, _now: Nanos, _in_flight: u64) {
         self.w.deflate();
+        self.forget_round();
     }
     fn on_rto(&mut self, _now: Nanos, in_flight: u64) {
         self.w.timeout(in_flight);
+        self.forget_round();
     }
     fn on_idle_restart(&mut self, _now: Nanos, rw: u64) {
         self.w.restart(rw);
+        self.forget_round();
     }
     fn window(&self) -> u64 {
         self.w.cwnd
@@ -349,6 +362,38 @@ mod tests {
         let w = ss_round(&mut v, &mut una, &mut sent, 105 * MS);
         assert_eq!(*w.last().unwrap(), 40);
         assert!(v.w.in_slow_start());
+    }
+
+    #[test]
+    fn a_loss_forgets_the_round_in_progress() {
+        let (mut v, mut una) = in_avoidance(20);
+        // Two samples of a queue (RTT 300 ms) in a round that has not ended.
+        v.beg_snd_nxt = Some(una.wrapping_add(50 * MSS as u32));
+        for _ in 0..2 {
+            una = una.wrapping_add(MSS as u32);
+            v.on_ack(&AckSample {
+                acked: MSS,
+                rtt: Some(300 * MS),
+                ack: una,
+                snd_nxt: una.wrapping_add(20 * MSS as u32),
+                ..AckSample::default()
+            });
+        }
+        v.on_congestion_event(0, 20 * MSS);
+        v.on_recovery_exit(0, 10 * MSS);
+        let after_recovery = v.window();
+        // The first ACK after recovery, past the old round's end: it starts a
+        // round; the stale samples (three with it) decide nothing.
+        una = una.wrapping_add(60 * MSS as u32);
+        v.on_ack(&AckSample {
+            acked: MSS,
+            rtt: Some(100 * MS),
+            ack: una,
+            snd_nxt: una.wrapping_add(10 * MSS as u32),
+            ..AckSample::default()
+        });
+        assert_eq!(v.window(), after_recovery);
+        assert_eq!(v.beg_snd_nxt, Some(una.wrapping_add(10 * MSS as u32)));
     }
 
     /// A sender whose first data segment is `isn + 1`, one ACK per segment,
