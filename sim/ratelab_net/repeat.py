@@ -3,7 +3,7 @@
 minute is noisy, so a comparison needs repeats and the spread they show.
 
     python -m ratelab_net.repeat TOPOLOGY [--repeat N] [--variant V ...] [--out DIR]
-                                 [--settle S] [--figures DIR] [--summarize-only]
+                                 [--settle S] [--figures DIR] [--summarize-only | --resume]
 
 Each run is `ratelab-net run TOPOLOGY --variant V --out DIR/runK` in a process
 of its own (so DIR/runK/V holds its results); the machine's load average before
@@ -14,7 +14,8 @@ ratio of their goodputs (ratelab / kernel where the stacks differ, first /
 second otherwise); and the bottleneck's queue (the router port with the
 longest mean queue) from `--settle` seconds on. `--figures` draws each
 variant's cwnd over time in the first run, and the bottleneck queue over time
-of every variant in one figure.
+of every variant in one figure. `--resume` runs only the runs whose results
+are missing or incomplete (a flow without results) in DIR.
 """
 
 from __future__ import annotations
@@ -276,6 +277,20 @@ def _run(topology: str, variant: str, out: Path, overrides: list[str]) -> None:
         raise RepeatError(f"run {out.name} of variant {variant} failed (status {proc.returncode})")
 
 
+def _run_or_read(args: argparse.Namespace, v: Variant, out: Path) -> VariantRun:
+    """One run's results: read back (--summarize-only, or --resume where they are
+    complete), or run."""
+    if args.summarize_only:
+        return read_run(v, out / v.name)
+    if args.resume:
+        try:
+            return read_run(v, out / v.name)
+        except RepeatError:
+            pass  # incomplete: run it again
+    _run(args.topology, v.name, out, args.set)
+    return read_run(v, out / v.name)
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     ap.add_argument("topology")
@@ -286,6 +301,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--settle", type=float, default=10.0, help="queue from this second on (10)")
     ap.add_argument("--figures", type=Path, help="write the figures into this folder")
     ap.add_argument("--summarize-only", action="store_true", help="read earlier runs of --out")
+    ap.add_argument("--resume", action="store_true", help="run only what --out lacks")
     return ap
 
 
@@ -294,21 +310,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.repeat < 1:
             raise RepeatError(f"--repeat: expected 1 or more runs, got {args.repeat}")
-        topologies = dict(load_variants(args.topology, args.set))
-        names = args.variant or [n for n in topologies if n is not None]
-        if not names:
+        # only the variants asked for: --set may fit them and not the others
+        chosen = [load_variants(args.topology, args.set, n)[0] for n in args.variant or []]
+        variants = [Variant(n, t) for n, t in chosen or load_variants(args.topology, args.set)]
+        if any(v.name is None for v in variants):
             raise RepeatError(f"{args.topology}: has no variants to repeat")
-        unknown = [n for n in names if n not in topologies]
-        if unknown:
-            raise RepeatError(f"--variant: no variant {unknown[0]!r} in {args.topology}")
         stem = Path(args.topology).stem
         out = Path(args.out or Path("build") / "net" / f"{stem}-repeat")
-        variants = [Variant(n, topologies[n]) for n in names]
         for k in range(1, args.repeat + 1):
             for v in variants:
-                if not args.summarize_only:
-                    _run(args.topology, v.name, out / f"run{k}", args.set)
-                v.runs.append(read_run(v, out / f"run{k}" / v.name))
+                v.runs.append(_run_or_read(args, v, out / f"run{k}"))
         table = summarize(variants, args.settle)
         (out / "summary.md").write_text(table + "\n")
         print(table)

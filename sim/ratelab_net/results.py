@@ -94,6 +94,12 @@ def flow_result(flow: Flow, out: Path) -> FlowResult:
     data = _load(out / f"{flow.name}.json")
     if data is None or not data.get("flows"):
         r.note = "no results (the sender failed to write them)"
+        try:  # its last words, saved by traffic.py
+            last = (out / f"{flow.name}.stderr.txt").read_text().strip().splitlines()[-1:]
+        except OSError:
+            last = []
+        if last:
+            r.note = f"no results (the sender failed to write them: {last[0]})"
         return r
     f = data["flows"][0]
     r.retransmissions = f.get("retransmissions")

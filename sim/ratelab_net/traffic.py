@@ -42,6 +42,7 @@ class Command:
     waits_ready: bool = False  # a receiver: wait for its "listening on" line
     ping_out: Path | None = None
     run_s: float = 0.0  # a sender: how long it is meant to run
+    stderr_out: Path | None = None  # a sender: where what it printed on stderr goes
 
 
 def hosts_command(*args: str) -> list[str]:
@@ -61,7 +62,8 @@ def _sender(flow: Flow, flow_id: int, out: Path, *args: str) -> Command:
     json_out = ("--json-out", str(out / f"{flow.name}.json"))
     run_s = flow.stop_s - flow.start_s
     command = hosts_command(*args, *common, *json_out)
-    return Command(flow.src, command, flow.name, flow.start_s, run_s=run_s)
+    stderr_out = out / f"{flow.name}.stderr.txt"
+    return Command(flow.src, command, flow.name, flow.start_s, run_s=run_s, stderr_out=stderr_out)
 
 
 def ratelab_stack_args(topo: Topology, flow: Flow) -> list[str]:
@@ -187,12 +189,14 @@ class TrafficRun:
                 proc.communicate()
                 late = f"{cmd.run_s + SENDER_GRACE_S:g} s"
                 raise TrafficError(f"{cmd.label} did not finish within {late}") from None
+            text = err if isinstance(err, str) else (err or b"").decode()
+            if cmd.stderr_out is not None and text.strip():
+                cmd.stderr_out.write_text(text)  # why a sender wrote no results
             if cmd.ping_out is not None:
                 cmd.ping_out.write_text(out if isinstance(out, str) else out.decode())
             # 1 is a failure the command reports in its JSON (e.g. a flow that did not
             # complete): the report shows it. Anything else is a failure of the run.
             elif proc.returncode not in (0, 1):
-                text = err if isinstance(err, str) else (err or b"").decode()
                 raise TrafficError(f"{cmd.label} failed (status {proc.returncode}): {text.strip()}")
 
     def stop_receivers(self) -> None:

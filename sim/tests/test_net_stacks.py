@@ -5,6 +5,7 @@ report, and the rbcc rate plot."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -14,7 +15,7 @@ from ratelab_net.cli import main
 from ratelab_net.plots import _plot_rates, plot_run
 from ratelab_net.results import Balance, flow_result, render
 from ratelab_net.topology import TcpOptions, parse_topology
-from ratelab_net.traffic import plan_commands
+from ratelab_net.traffic import Command, TrafficRun, plan_commands
 
 TOPOLOGY = """\
 duration: 8s
@@ -259,3 +260,22 @@ def test_run_with_a_bad_knob_starts_nothing(
     assert captured.err.endswith("error: flows[0].initial_rto: expected 1ms to 60s, got '90s'\n")
     assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
     assert captured.out == "" and not out.exists()  # checked before anything was built
+
+
+def test_a_sender_that_writes_no_results_shows_its_last_words(tmp_path: Path) -> None:
+    vegas = parse_topology(TOPOLOGY, "s.yaml").flows[0]
+    _, senders = plan_commands(parse_topology(TOPOLOGY, "s.yaml"), tmp_path)
+    assert senders[0].stderr_out == tmp_path / "vegas.stderr.txt"
+
+    def local(_host: str, args: list[str]) -> subprocess.Popen[str]:
+        return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    script = "echo Traceback >&2; echo 'ImportError: half-built' >&2; exit 1"
+    cmd = Command("a", ["sh", "-c", script], "vegas", stderr_out=senders[0].stderr_out)
+    TrafficRun(local).run_senders([cmd], lambda _m: None)  # status 1: the report's business
+    note = flow_result(vegas, tmp_path).note
+    assert note == "no results (the sender failed to write them: ImportError: half-built)"
+    # a sender that printed nothing leaves no file
+    cmd = Command("a", ["true"], "quiet", stderr_out=tmp_path / "quiet.stderr.txt")
+    TrafficRun(local).run_senders([cmd], lambda _m: None)
+    assert not (tmp_path / "quiet.stderr.txt").exists()

@@ -84,7 +84,6 @@ def test_summary_of_earlier_runs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ("args", "message"),
     [
         (["--repeat", "0"], "--repeat: expected 1 or more runs, got 0"),
-        (["--variant", "trio"], "--variant: no variant 'trio' in"),
         (["--repeat", "3"], "run3/pair/k.json: cannot read the flow's results"),
     ],
 )
@@ -111,6 +110,23 @@ def test_a_failed_flow_and_a_bad_topology(
     (out / "run1" / "pair" / "rl.json").write_text(json.dumps({"flows": [{"error": "reset"}]}))
     assert main([str(topo), "--out", str(out), "--summarize-only", "--repeat", "1"]) == 1
     assert "rl.json: no goodput_bps (the flow failed: reset)" in capsys.readouterr().err
+    assert main([str(topo), "--out", str(out), "--summarize-only", "--variant", "trio"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "error: variants: no variant 'trio' (the file has: pair, alone)\n"
+    )
+    # --set need fit only the variants asked for (pair's two flows would not fit it)
+    alone = [
+        "--variant",
+        "alone",
+        "--repeat",
+        "2",
+        "--set",
+        "duration=10s",
+        "--set",
+        "flows[0].stop=9s",
+    ]
+    assert main([str(topo), "--out", str(out), "--summarize-only", *alone]) == 0
+    assert "| alone | k | kernel reno |" in capsys.readouterr().out
     topo.write_text(TOPOLOGY.replace("cc: reno, start", "cc: bogus, start", 1))
     assert main([str(topo), "--out", str(out), "--summarize-only"]) == 2
     err = capsys.readouterr().err
