@@ -211,3 +211,38 @@ def test_zero_rate_link_names_the_field(tmp_path: Path, capsys: pytest.CaptureFi
     assert err.startswith(f"{path}:8:")
     assert "links[1] (r1 -> receiver).rate: expected a rate above 0" in err
     assert not out.exists()
+
+
+def test_progress_lines_are_passed_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """ratelab-netsim reports progress on stderr on long runs (every tenth once a
+    run has taken 2 s); ratelab-net prints each line as it comes. A wrapper
+    around the real binary stands in for a long run."""
+    from ratelab_net.sim_api import NETSIM
+
+    wrapper = tmp_path / "netsim"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'echo "ratelab-netsim: 50 % (3.0 of 6.0 s simulated, 1234 events, 2.1 s)" >&2\n'
+        f'exec {NETSIM} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("RATELAB_NETSIM", str(wrapper))
+    out = tmp_path / "out"
+    assert _run(_write(tmp_path, DUMBBELL), out, "--variant", "small", "--no-plots") == 0
+    assert (
+        "ratelab-net: 50 % (3.0 of 6.0 s simulated, 1234 events, 2.1 s)\n"
+        in capsys.readouterr().out
+    )
+
+
+def test_a_missing_simulator_is_one_line_status_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.setenv("RATELAB_NETSIM", str(tmp_path / "nothing"))
+    out = tmp_path / "out"
+    assert _run(_write(tmp_path, DUMBBELL), out) == 1
+    err = capsys.readouterr().err
+    assert err == f"ratelab-net: error: {tmp_path / 'nothing'} is not built (make deps builds it)\n"
+    assert not out.exists()
