@@ -82,6 +82,12 @@ def _parser() -> argparse.ArgumentParser:
         default="ratelab",
         help="print the plan for this router switch (bmv2: the delays' netem qdiscs)",
     )
+    c.add_argument(
+        "--backend",
+        choices=("mininet", "sim"),
+        default="mininet",
+        help="sim: also check that the simulator can run every flow (docs/NET.md)",
+    )
     c = sub.add_parser("run", help="build the network, run the flows, report, tear down")
     c.add_argument("topology")
     c.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help=set_help)
@@ -107,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         default="mininet",
         help="mininet (default, needs root) or sim: ratelab's simulator, no root (docs/NET.md)",
     )
-    c.add_argument("--seed", type=int, default=0, help="sim: the run's seed (default 0)")
+    c.add_argument("--seed", type=int, help="sim: the run's seed (default 0)")
     sub.add_parser("clean", help="remove interfaces and processes a killed run left behind")
     return ap
 
@@ -187,6 +193,11 @@ def _load(args: argparse.Namespace) -> list[tuple[str | None, Topology, list[Rou
 
 def cmd_check(args: argparse.Namespace) -> int:
     runs = _load(args)
+    if args.backend == "sim":
+        from ratelab_net.sim_scenario import build_scenario
+
+        for _, topo, plans in runs:
+            build_scenario(topo, plans)
     for variant, topo, plans in runs:
         if variant is not None:
             print(f"-- variant {variant}")
@@ -259,6 +270,8 @@ def plan_delays(
 def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "sim":
         return _run_sim(args)
+    if args.seed is not None:
+        raise UsageError("--seed is for --backend sim (a Mininet run has no seed)")
     runs = _load(args)
     for _, topo, _ in runs:
         if (trace_error := mininet_trace_error(topo, args.target)) is not None:
@@ -299,7 +312,7 @@ def _run_sim(args: argparse.Namespace) -> int:
 
     try:
         return run_sim(
-            args.topology, args.set, args.variant, args.out, args.seed, args.p4c,
+            args.topology, args.set, args.variant, args.out, args.seed or 0, args.p4c,
             not args.no_plots, _say,
         )  # fmt: skip
     except SimError as e:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from ratelab_net.cli import main
+from ratelab_net.topology import kernel_congestion_controls
 from ratelab_sim.build import ROOT
 
 DUMBBELL = """\
@@ -141,12 +142,18 @@ def test_set_overrides_apply(tmp_path: Path) -> None:
     assert bulk["tcp"]["goodput_bps"] < 2e6
 
 
+# a kernel-only congestion control: the simulator runs ratelab's stacks (a kernel
+# without BBR refuses it when the file is read)
+BBR_ERROR = (
+    "flows[0].cc: 'bbr' is a kernel-only congestion control"
+    if "bbr" in (kernel_congestion_controls() or ["bbr"])
+    else "flows[0].cc: 'bbr' is not available in this kernel"
+)
 BAD = [
-    # a kernel-only congestion control: the simulator runs ratelab's stacks
     (
         "  - {name: b, from: sender, to: receiver, transport: tcp, cc: bbr}\n",
         ":11:",
-        "flows[0].cc: 'bbr' is a kernel-only congestion control",
+        BBR_ERROR,
     ),
     # the other host hangs off r2, which has no link to r1
     (
@@ -246,3 +253,22 @@ def test_a_missing_simulator_is_one_line_status_1(
     err = capsys.readouterr().err
     assert err == f"ratelab-net: error: {tmp_path / 'nothing'} is not built (make deps builds it)\n"
     assert not out.exists()
+
+
+def test_check_with_the_sim_backend(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`check --backend sim` also refuses what only the simulator cannot run:
+    a rate of 0 (the controller's "unlimited")."""
+    path = _write(tmp_path, BAD_BASE.replace("rate: 10mbit, delay: 5ms", "rate: 0, delay: 5ms"))
+    assert main(["check", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path), "--backend", "sim"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{path}:8:") and "links[1] (r1 -> receiver).rate: expected" in err
+
+
+def test_seed_needs_the_sim_backend(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = _write(tmp_path, DUMBBELL)
+    assert main(["run", str(path), "--seed", "1"]) == 2
+    assert capsys.readouterr().err == (
+        "ratelab-net: error: --seed is for --backend sim (a Mininet run has no seed)\n"
+    )
