@@ -123,7 +123,7 @@ def report(s: dict[str, Any], e: dict[str, Any], mem: list[tuple[float, int, int
         f"| ns-3 3.37 | {s['ns3_packets']} | {s['ns3_rate']:,.0f} |",
         f"| ratelab-netsim | {s['netsim_packets']} | {s['netsim_rate']:,.0f} |",
         "",
-        f"ratio {s['ratio']:.1f}x (target at least 10x: {verdict})",
+        f"ratio {s['ratio']:.2f}x (target at least 10x: {verdict})",
         "",
         "## E1-sized run (9 routers, 15 Reno transfers of 1,500 packets, 3,000 s simulated)",
         "",
