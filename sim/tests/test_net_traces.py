@@ -68,6 +68,15 @@ def test_a_trace_relative_to_the_file_gives_the_router_its_mean_rate(tmp_path: P
     assert links[1]["reverse"]["rate_bps"] == 100_000_000
 
 
+def test_check_shows_the_trace_and_its_mean_rate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _topology(tmp_path, "trace: traces/twelve.mahi")
+    assert main(["check", path]) == 0
+    out = capsys.readouterr().out
+    assert "r1 port 2 -> receiver: trace twelve.mahi (mean 12 Mbit/s), 40 ms" in out, out
+
+
 def test_a_directions_own_rate_or_trace_replaces_the_links_other(tmp_path: Path) -> None:
     path = _topology(tmp_path, "trace: traces/twelve.mahi")
     topo = _load(path)
