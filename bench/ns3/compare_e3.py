@@ -31,6 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "sim" / "netsim" / "tools"))
 
+from ratelab_ctl.configfile import ConfigError  # noqa: E402,F401  (what scenario() raises)
 from topology_scenario import scenario  # noqa: E402
 
 TOPOLOGY = HERE / "e3.yaml"

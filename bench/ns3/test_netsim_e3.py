@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import compare_e3
+import e1_scenario
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,3 +123,53 @@ def test_compare_names_a_failing_simulator(built: dict[str, str], tmp_path: Path
     assert len(err.splitlines()) == 1
     assert err.startswith("compare_e3: ratelab-netsim exited 1:") and "missing.json" in err
     assert not (tmp_path / "e3.md").exists()
+
+
+def _topology(tmp_path: Path, first_link: str) -> Path:
+    topo = tmp_path / "t.yaml"
+    topo.write_text(
+        "duration: 1s\nrouters: {r1: {}}\nhosts: [a, b]\n"
+        f"links:\n  - {first_link}\n  - {{ends: [r1, b], rate: 10mbit}}\nflows: []\n"
+    )
+    return topo
+
+
+def test_topology_links_become_scenario_links(tmp_path: Path) -> None:
+    topo = _topology(tmp_path, "{ends: [a, r1], rate: 1gbit, delay: 1ms, queue_limit: 30}")
+    links = compare_e3.scenario(topo, [], 10**9, 1)["links"]
+    assert links[0] == {
+        "a": {"node": "a"},
+        "b": {"node": "r1", "port": 1},
+        "forward": {"rate_bps": 10**9, "delay_ns": 10**6, "queue_limit": 30},
+        "reverse": {"rate_bps": 10**9, "delay_ns": 10**6},
+    }
+    # no delay is none, as in Mininet; a router's queue limit stays in its entries
+    assert links[1]["forward"] == {"rate_bps": 10**7, "delay_ns": 0}
+    assert links[1]["a"] == {"node": "r1", "port": 2}
+
+
+def test_a_host_queue_in_bdp_is_a_one_line_error(tmp_path: Path) -> None:
+    topo = _topology(tmp_path, "{ends: [a, r1], rate: 1gbit, delay: 1ms, queue_limit: 2xBDP}")
+    with pytest.raises(compare_e3.ConfigError) as e:
+        compare_e3.scenario(topo, [], 10**9, 1)
+    assert str(e.value) == (
+        f"{topo}:5:5: error: links[0].queue_limit: "
+        "expected a number of packets for a host's queue, got '2xBDP'"
+    )
+
+
+def test_e1_scenario_is_seeded_and_runs(built: dict[str, str], tmp_path: Path) -> None:
+    first = e1_scenario.e1_scenario(1, 150.0)
+    assert first == e1_scenario.e1_scenario(1, 150.0)
+    assert first["links"] != e1_scenario.e1_scenario(2, 150.0)["links"]
+    assert len(first["routers"]) == 9 and len(first["flows"]) == 15
+    assert [f["start_ns"] for f in first["flows"]][-1] == 100 * 10**9
+    path = tmp_path / "e1.json"
+    path.write_text(compare_e3.json.dumps(first))
+    done = subprocess.run(
+        [built["netsim"], str(path), built["router"], str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 15

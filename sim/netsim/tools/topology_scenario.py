@@ -4,7 +4,8 @@ in the scenario's own form (sim/netsim/README.md "Scenario format").
 The routers are `router_plans.py`'s (the controller's entries, the switch's queue
 depths); the links are the file's, direction by direction: `rate` in bit/s, `delay` in
 ns, and for a direction leaving a host its `queue_limit` (a router's queue limit is in
-its entries). Port numbers are ratelab-net's (a router's links in file order). The
+its entries; a host's queue limit must be a number of packets, not N x BDP). No delay is
+0, as in Mininet. Port numbers are ratelab-net's (a router's links in file order). The
 benchmarks and the ns-3 comparison (bench/ns3) build their scenarios with it; flows
 stay the caller's because some (Poisson UDP) are not in the file format.
 """
@@ -22,15 +23,11 @@ from router_plans import router_plans
 
 
 def _direction(d: Direction, path: str, leaves_host: bool, at: Location) -> dict[str, int]:
-    def need(key: str) -> str:
-        text = d.text(key)
-        if text is None:
-            raise ConfigError(at, f"{path}.{key}", "missing: the simulator needs it")
-        return text
-
+    # The topology loader has checked both values and requires a rate; no delay is 0,
+    # as in Mininet.
     out = {
-        "rate_bps": units.parse_rate(need("rate")),
-        "delay_ns": round(units.parse_delay_us(need("delay")) * 1000),
+        "rate_bps": units.parse_rate(d.text("rate") or ""),
+        "delay_ns": round(units.parse_delay_us(d.text("delay") or "0us") * 1000),
     }
     limit = d.text("queue_limit")
     if leaves_host and limit is not None:
