@@ -42,7 +42,10 @@ SAMPLE_REGISTERS = (
 
 
 # TcpOptions fields the simulator's TcpKnobs carry (stack: the stack is ratelab's anyway)
-_SIM_KNOBS = ("stack", "iw", "initial_rto_s", "min_rto_s", "sack", "delayed_ack", "prr")
+_SIM_KNOBS = (
+    *("stack", "iw", "initial_rto_s", "min_rto_s", "sack", "delayed_ack", "prr"),
+    *("rto_formula", "hystart"),
+)
 
 
 def field_location(node: yaml.Node, key: str | None = None) -> Location:
@@ -205,7 +208,7 @@ def _knobs(flow: Flow) -> dict[str, Any]:
         knobs["initial_rto_ns"] = _ns(tcp.initial_rto_s)
     if tcp.min_rto_s is not None:
         knobs["min_rto_ns"] = _ns(tcp.min_rto_s)
-    for key in ("sack", "delayed_ack", "prr"):
+    for key in ("sack", "delayed_ack", "prr", "rto_formula", "hystart"):
         value = getattr(tcp, key)
         if value is not None:
             knobs[key] = value

@@ -42,6 +42,15 @@ pub(crate) fn tcp_config(f: &FlowSpec, fi: usize) -> Result<Option<Config>, Scen
     cfg.min_rto = k.min_rto_ns.unwrap_or(cfg.min_rto);
     cfg.sack = k.sack.unwrap_or(cfg.sack);
     cfg.prr = k.prr.unwrap_or(cfg.prr);
+    cfg.hystart = k.hystart.unwrap_or(cfg.hystart);
+    if let Some(formula) = &k.rto_formula {
+        cfg.rto_formula = formula.parse().map_err(|_| {
+            ScenarioError::new(
+                format!("{field}.knobs.rto_formula"),
+                format!("expected rfc6298 or linux, got {formula:?}"),
+            )
+        })?;
+    }
     if k.delayed_ack == Some(false) {
         cfg.delayed_ack = None;
     }

@@ -231,6 +231,12 @@ pub struct TcpKnobs {
     pub delayed_ack: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prr: Option<bool>,
+    /// `rfc6298` or `linux` (ratelab_stack::tcp::RtoFormula).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_formula: Option<String>,
+    /// RFC 9406 HyStart++ in slow start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
 }
 
 /// The sending application (ratelab-stack's `app`); bytes are written in

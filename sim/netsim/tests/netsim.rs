@@ -774,3 +774,30 @@ fn pings_cross_the_router_both_ways() {
     assert_eq!(port(&r, "r1", 2).rx_packets, 10);
     assert!(r.drops.is_empty(), "{:?}", r.drops);
 }
+
+#[test]
+fn tcp_knobs_reach_the_stack_and_flows_are_sampled() {
+    let mut f = tcp("t", "sender", "receiver", "cubic", bulk());
+    let knobs = &mut f.tcp.as_mut().unwrap().knobs;
+    knobs.iw = Some(3);
+    knobs.hystart = Some(true);
+    knobs.rto_formula = Some("linux".into());
+    let mut s = dumbbell(plans(&fixtures().dumbbell), vec![f], S);
+    s.sample = Some(SampleSpec {
+        interval_ns: 100 * MS,
+        registers: vec![],
+    });
+    let r = run(&s);
+    // The flow starts at 0, before the first sample: its initial window.
+    assert_eq!(r.flow_samples.len(), 11);
+    assert_eq!(r.flow_samples[0].cwnd, Some(3));
+    assert!(r
+        .flow_samples
+        .iter()
+        .all(|x| x.flow == "t" && x.rate.is_none()));
+    assert!(r.flow_samples[10].srtt_ns.is_some_and(|t| t > 42 * MS));
+    s.flows[0].tcp.as_mut().unwrap().knobs.rto_formula = Some("bsd".into());
+    let e = error(&s);
+    assert_eq!(e.field, "flows[0].tcp.knobs.rto_formula");
+    assert_eq!(e.message, "expected rfc6298 or linux, got \"bsd\"");
+}
