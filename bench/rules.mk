@@ -30,7 +30,8 @@ bench-ns3-stacks: $(NS3_DUMBBELL) python-deps rust-deps
 	  --ratelab target/release/ratelab-stack-dumbbell --out $(RESULTS)/ns3_stacks
 
 # ratelab-netsim beside ns-3 (bench/ns3/README.md, "E3"). bench-netsim-e3: the E3
-# dumbbell's side-by-side table (bench/results/netsim_e3.md). bench-netsim: delivered
+# dumbbell's side-by-side tables, classic and PRR recovery (bench/results/netsim_e3.md,
+# netsim_e3_prr.md). bench-netsim: delivered
 # packets per wall-clock second of both on that dumbbell and their ratio, an E1-sized
 # run's wall-clock time on one core, memory at 30 and 300 s (bench/results/netsim.md).
 BENCH_TARGETS += bench-netsim-e3 bench-netsim
@@ -43,6 +44,8 @@ bench-netsim-e3: $(NS3_E3) netsim-router rust-deps
 	cargo build --quiet --release -p ratelab-netsim --bin ratelab-netsim
 	$(PY) bench/ns3/compare_e3.py --ns3 $(NS3_E3) --netsim target/release/ratelab-netsim \
 	  --router $(NETSIM_ROUTER_DIR)/router.json --out $(RESULTS)/netsim_e3
+	$(PY) bench/ns3/compare_e3.py --ns3 $(NS3_E3) --netsim target/release/ratelab-netsim \
+	  --router $(NETSIM_ROUTER_DIR)/router.json --out $(RESULTS)/netsim_e3_prr --recovery prr
 bench-netsim: $(NS3_E3) netsim-router rust-deps
 	@mkdir -p $(RESULTS)
 	cargo build --quiet --release -p ratelab-netsim --bin ratelab-netsim --bin ratelab-netsim-time

@@ -48,18 +48,15 @@ class CompareError(Exception):
     """A run failed or wrote something unexpected: one line for the user."""
 
 
-def e3_flows() -> list[dict[str, Any]]:
-    """E3's flows: s1..s3 -> d1..d3 NewReno at 16 Mbit/s, s4..s6 -> d4..d6 Poisson UDP."""
+def e3_flows(prr: bool = False) -> list[dict[str, Any]]:
+    """E3's flows: s1..s3 -> d1..d3 NewReno at 16 Mbit/s (with proportional rate reduction
+    if `prr`), s4..s6 -> d4..d6 Poisson UDP."""
     flows: list[dict[str, Any]] = []
     for i in range(1, FLOWS_EACH + 1):
-        flows.append(
-            {
-                "name": f"tcp{i}",
-                "from": f"s{i}",
-                "to": f"d{i}",
-                "tcp": {"cc": "newreno", "app": {"kind": "stream", "rate_bps": TCP_APP_BPS}},
-            }
-        )
+        tcp: dict[str, Any] = {"cc": "newreno", "app": {"kind": "stream", "rate_bps": TCP_APP_BPS}}
+        if prr:
+            tcp["knobs"] = {"prr": True}
+        flows.append({"name": f"tcp{i}", "from": f"s{i}", "to": f"d{i}", "tcp": tcp})
     for i in range(1, FLOWS_EACH + 1):
         host = FLOWS_EACH + i
         flows.append(
@@ -73,8 +70,8 @@ def e3_flows() -> list[dict[str, Any]]:
     return flows
 
 
-def e3_scenario(duration_s: float, seed: int) -> dict[str, Any]:
-    return scenario(TOPOLOGY, e3_flows(), round(duration_s * 1e9), seed, SAMPLE_NS)
+def e3_scenario(duration_s: float, seed: int, prr: bool = False) -> dict[str, Any]:
+    return scenario(TOPOLOGY, e3_flows(prr), round(duration_s * 1e9), seed, SAMPLE_NS)
 
 
 def jain(values: list[float]) -> float:
@@ -109,11 +106,22 @@ def _field(data: dict[str, Any], path: Path, *keys: str) -> Any:
 
 
 def run_ns3(
-    binary: str, duration_s: float, seed: int, work: Path, cc: str = "newreno"
+    binary: str,
+    duration_s: float,
+    seed: int,
+    work: Path,
+    cc: str = "newreno",
+    recovery: str = "classic",
 ) -> dict[str, Any]:
-    """ns-3's summary in the common form; `cc`: ns-3's newreno or linux-reno model."""
+    """ns-3's summary in the common form; `cc`: ns-3's newreno or linux-reno model,
+    `recovery`: classic or prr."""
     out = work / f"ns3_{cc}.json"
-    _run([binary, f"--out={out}", f"--duration={duration_s:g}", f"--seed={seed}", f"--cc={cc}"])
+    _run(
+        [
+            *(binary, f"--out={out}", f"--duration={duration_s:g}", f"--seed={seed}"),
+            *(f"--cc={cc}", f"--recovery={recovery}"),
+        ]
+    )
     data = _load(out)
     flows = _field(data, out, "flows")
     b = _field(data, out, "bottleneck")
@@ -134,11 +142,11 @@ def run_ns3(
 
 
 def run_netsim(
-    binary: str, router: str, duration_s: float, seed: int, work: Path
+    binary: str, router: str, duration_s: float, seed: int, work: Path, prr: bool = False
 ) -> dict[str, Any]:
     """ratelab-netsim's results in the common form."""
     path = work / "e3_scenario.json"
-    path.write_text(json.dumps(e3_scenario(duration_s, seed)) + "\n")
+    path.write_text(json.dumps(e3_scenario(duration_s, seed, prr)) + "\n")
     out_dir = work / "netsim"
     _run([binary, str(path), router, str(out_dir)])
     out = out_dir / "results.json"
@@ -190,6 +198,7 @@ def table(
     duration_s: float,
     seed: int,
     linux_reno: dict[str, Any] | None = None,
+    recovery: str = "classic",
 ) -> str:
     """Markdown: ns-3 (TcpNewReno), ratelab-netsim, and ns-3 with TcpLinuxReno if given."""
     sides = [ns3, netsim] + ([linux_reno] if linux_reno else [])
@@ -207,7 +216,7 @@ def table(
     ]
     head = "| | ns-3 3.37 TcpNewReno | ratelab-netsim newreno |"
     lines = [
-        f"E3 dumbbell, {duration_s:g} s simulated, seed {seed}",
+        f"E3 dumbbell, {duration_s:g} s simulated, seed {seed}, {recovery} recovery",
         "",
         head + (" ns-3 TcpLinuxReno |" if linux_reno else ""),
         "|---|---:|---:|" + ("---:|" if linux_reno else ""),
@@ -221,14 +230,21 @@ def table(
 
 
 def compare(
-    ns3_bin: str, netsim_bin: str, router: str, duration_s: float, seed: int
+    ns3_bin: str,
+    netsim_bin: str,
+    router: str,
+    duration_s: float,
+    seed: int,
+    recovery: str = "classic",
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """ns-3 with TcpNewReno, ratelab-netsim, and ns-3 with TcpLinuxReno."""
+    """ns-3 with TcpNewReno, ratelab-netsim, and ns-3 with TcpLinuxReno; `recovery`:
+    classic or prr (proportional rate reduction) in all three."""
+    prr = recovery == "prr"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        ns3 = summarize(run_ns3(ns3_bin, duration_s, seed, work))
-        netsim = summarize(run_netsim(netsim_bin, router, duration_s, seed, work))
-        linux_reno = summarize(run_ns3(ns3_bin, duration_s, seed, work, "linux-reno"))
+        ns3 = summarize(run_ns3(ns3_bin, duration_s, seed, work, "newreno", recovery))
+        netsim = summarize(run_netsim(netsim_bin, router, duration_s, seed, work, prr))
+        linux_reno = summarize(run_ns3(ns3_bin, duration_s, seed, work, "linux-reno", recovery))
     if set(ns3["goodput_bps"]) != set(netsim["goodput_bps"]):
         raise CompareError(
             f"the flows differ: ns-3 {sorted(ns3['goodput_bps'])}, "
@@ -245,6 +261,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", required=True, help="writes OUT.md and OUT.json")
     ap.add_argument("--duration", type=float, default=15.0, help="simulated seconds")
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument(
+        "--recovery", choices=("classic", "prr"), default="classic", help="TCP loss recovery"
+    )
     args = ap.parse_args(argv)
     if not 0 < args.duration <= 36000:
         message = f"--duration: expected 0 to 36000 s, got {args.duration}"
@@ -252,12 +271,12 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         ns3, netsim, linux_reno = compare(
-            args.ns3, args.netsim, args.router, args.duration, args.seed
+            args.ns3, args.netsim, args.router, args.duration, args.seed, args.recovery
         )
     except CompareError as e:
         print(f"compare_e3: {e}", file=sys.stderr)
         return 1
-    text = table(ns3, netsim, args.duration, args.seed, linux_reno)
+    text = table(ns3, netsim, args.duration, args.seed, linux_reno, args.recovery)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".md").write_text(text)

@@ -53,12 +53,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-def test_both_run_the_e3_dumbbell_and_agree(built: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("recovery", ["classic", "prr"])
+def test_both_run_the_e3_dumbbell_and_agree(
+    built: dict[str, str], tmp_path: Path, recovery: str
+) -> None:
     out = tmp_path / "e3"
     code = compare_e3.main(
         [
             *("--ns3", built["ns3"], "--netsim", built["netsim"], "--router", built["router"]),
-            *("--out", str(out), "--duration", str(DURATION_S)),
+            *("--out", str(out), "--duration", str(DURATION_S), "--recovery", recovery),
         ]
     )
     assert code == 0
