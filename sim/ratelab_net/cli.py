@@ -51,7 +51,7 @@ from ratelab_net.network import (
 )
 from ratelab_net.results import balance, flow_result, render, summarize
 from ratelab_net.routers import RouterPlan, plan_routers
-from ratelab_net.topology import Flow, Topology, load_variants
+from ratelab_net.topology import BACKENDS, Flow, Topology, load_variants
 from ratelab_net.traffic import TrafficError, TrafficRun, plan_commands
 
 PROG = "ratelab-net"
@@ -84,9 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     c.add_argument(
         "--backend",
-        choices=("mininet", "sim"),
-        default="mininet",
-        help="sim: also check that the simulator can run every flow (docs/NET.md)",
+        choices=BACKENDS,
+        help="sim: also check that the simulator can run every flow (default: the "
+        "file's `backend`, else mininet; docs/NET.md)",
     )
     c = sub.add_parser("run", help="build the network, run the flows, report, tear down")
     c.add_argument("topology")
@@ -109,9 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--variant", help="run only this variant of the file's `variants`")
     c.add_argument(
         "--backend",
-        choices=("mininet", "sim"),
-        default="mininet",
-        help="mininet (default, needs root) or sim: ratelab's simulator, no root (docs/NET.md)",
+        choices=BACKENDS,
+        help="mininet (needs root) or sim: ratelab's simulator, no root (default: the "
+        "file's `backend`, else mininet; docs/NET.md)",
     )
     c.add_argument("--seed", type=int, help="sim: the run's seed (default 0)")
     sub.add_parser("clean", help="remove interfaces and processes a killed run left behind")
@@ -191,9 +191,14 @@ def _load(args: argparse.Namespace) -> list[tuple[str | None, Topology, list[Rou
     ]
 
 
+def _backend(args: argparse.Namespace, topo: Topology) -> str:
+    """--backend, else the file's `backend` key, else mininet."""
+    return str(args.backend or topo.backend or "mininet")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     runs = _load(args)
-    if args.backend == "sim":
+    if _backend(args, runs[0][1]) == "sim":
         from ratelab_net.sim_scenario import build_scenario
 
         for _, topo, plans in runs:
@@ -268,11 +273,11 @@ def plan_delays(
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if args.backend == "sim":
+    runs = _load(args)
+    if _backend(args, runs[0][1]) == "sim":
         return _run_sim(args)
     if args.seed is not None:
         raise UsageError("--seed is for --backend sim (a Mininet run has no seed)")
-    runs = _load(args)
     for _, topo, _ in runs:
         if (trace_error := mininet_trace_error(topo, args.target)) is not None:
             raise trace_error

@@ -24,7 +24,8 @@ from ratelab_ctl.configfile import ConfigError, Location
 
 TRANSPORTS = ("tcp", "udp", "rbcc", "ping")
 PATTERNS = ("bulk", "onoff", "stream")
-_TOP_KEYS = ("duration", "poll_interval", "routers", "hosts", "links", "flows")
+_TOP_KEYS = ("duration", "poll_interval", "backend", "routers", "hosts", "links", "flows")
+BACKENDS = ("mininet", "sim")  # where `ratelab-net run` runs a file (docs/NET.md "Simulation")
 _ROUTER_KEYS = ("router_id", "rbcc")
 _DIRECTION_KEYS = ("rate", "trace", "delay", "queue_limit", "utilisation", "aqm")
 _LINK_KEYS = ("ends", *_DIRECTION_KEYS, "forward", "reverse")
@@ -163,6 +164,7 @@ class Topology:
     flows: list[Flow]
     node: yaml.Node
     host_nodes: dict[str, yaml.Node] = field(default_factory=dict)
+    backend: str | None = None  # the file's `backend` (None: not given)
 
     def host_link(self, host: str) -> tuple[Link, str]:
         """The host's one link and the router at its other end."""
@@ -473,7 +475,14 @@ def _read(root: yaml.Node, filename: str) -> Topology:
     for i, item in enumerate(top["flows"].value):
         flows.append(_flow(r, item, f"flows[{i}]", hosts, duration, {f.name for f in flows}))
 
-    return Topology(filename, duration, poll, routers, hosts, links, flows, root, host_nodes)
+    backend = None
+    if "backend" in top:
+        backend = r.scalar(top["backend"], "backend", "mininet or sim")
+        if backend not in BACKENDS:
+            raise _err(top["backend"], "backend", f"expected mininet or sim, got {backend!r}")
+    return Topology(
+        filename, duration, poll, routers, hosts, links, flows, root, host_nodes, backend
+    )
 
 
 def _read_trace(direction: Direction, path: str, filename: str) -> None:

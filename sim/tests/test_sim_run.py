@@ -290,3 +290,17 @@ def test_a_knob_the_simulator_lacks_is_refused(
     assert err.count("\n") == 1
     assert err.startswith(f"{path}:17:35:")
     assert "flows[1].hystart: the simulator does not take this knob yet" in err
+
+
+def test_the_file_can_choose_the_simulator(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`backend: sim` in the file runs it simulated without --backend; a bad
+    value is one line naming the key."""
+    path = _write(tmp_path, "backend: sim\n" + DUMBBELL)
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--out", str(out), "--variant", "small", "--no-plots"]) == 0
+    assert "note: simulated (ratelab-netsim, seed 0)" in capsys.readouterr().out
+    assert (out / "small" / "results.json").is_file()
+    bad = _write(tmp_path, "backend: ns3\n" + DUMBBELL, "bad.yaml")
+    assert main(["check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"{bad}:1:10: error: backend: expected mininet or sim, got 'ns3'\n"
