@@ -20,8 +20,10 @@ results.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
@@ -40,7 +42,6 @@ from ratelab_net.topology import Topology, load_variants
 
 NETSIM_ENV = "RATELAB_NETSIM"  # another ratelab-netsim binary than the workspace's
 NETSIM = ROOT / "target" / "release" / "ratelab-netsim"
-ROUTER_DIR = ROOT / "build" / "netsim" / "router"
 
 
 class SimError(Exception):
@@ -54,19 +55,24 @@ def netsim_binary() -> Path:
     return path
 
 
+_PROGRAMS: dict[str | None, Path] = {}
+
+
 def router_program(p4c: str | None = None) -> Path:
-    """router.p4 compiled (once, while router.p4 is older than its JSON)."""
-    json_path = ROUTER_DIR / "router.json"
-    source = ROOT / "p4src" / "router.p4"
-    if json_path.exists() and json_path.stat().st_mtime >= source.stat().st_mtime:
-        return json_path
+    """router.p4 compiled (ratelab-p4c unless `p4c` names another compiler), once
+    per process, into a private temporary folder (removed at exit)."""
+    if p4c in _PROGRAMS:
+        return _PROGRAMS[p4c]
     compiler = p4c or default_p4c()
     if compiler is None:
         raise SimError("ratelab-p4c is not installed (make deps)")
+    folder = Path(tempfile.mkdtemp(prefix="ratelab-router-"))
+    atexit.register(shutil.rmtree, folder, True)
     try:
-        return compile_router(compiler, ROUTER_DIR, quiet=True)[0]
+        _PROGRAMS[p4c] = compile_router(compiler, folder, quiet=True)[0]
     except BuildError as e:
         raise SimError(str(e)) from None
+    return _PROGRAMS[p4c]
 
 
 def _topology_error(topo: Topology, message: str) -> ConfigError | None:

@@ -5,9 +5,9 @@ netsim's results are turned into what a Mininet run leaves behind, so that
 results.py and plots.py are used unchanged: each sender's JSON in the shape of
 ratelab-hosts' (`<flow>.json`: tcp-send's samples of cwnd and RTT, rbcc-send's
 rates, udp-send's count; `<flow>.sink.json` for UDP; `<flow>.ping.txt` as
-`ping -D` prints), each router's counters
-over time as `<router>.csv` (the poller's columns), and CounterSnapshots of
-the queue taps. netsim's own results.json and CSVs are kept beside them.
+`ping -D` prints), each router's counters over time as `<router>.csv` (the
+poller's columns), and CounterSnapshots of the queue taps. netsim's own
+results.json and CSVs are kept beside them.
 
 Every variant is simulated before anything is written, so bad input (exit 2)
 leaves no files.
