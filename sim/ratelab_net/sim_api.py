@@ -38,7 +38,7 @@ from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
 
 from ratelab_net.routers import plan_routers
 from ratelab_net.sim_scenario import SAMPLE_REGISTERS, build_scenario, field_location
-from ratelab_net.topology import Topology, load_variants
+from ratelab_net.topology import OVERRIDE, Topology, load_variants
 
 NETSIM_ENV = "RATELAB_NETSIM"  # another ratelab-netsim binary than the workspace's
 NETSIM = ROOT / "target" / "release" / "ratelab-netsim"
@@ -297,7 +297,20 @@ def simulate(
     A file with `variants` needs `variant=`; `sets` are `ratelab-net --set`
     overrides (`"links[1].queue_limit=200"`). Bad input raises ConfigError
     (str(): one line naming the file, line and field); SimError: the
-    simulator is not built or failed."""
+    simulator is not built or failed. A dict's errors name `<dict>` and the
+    line in `yaml.safe_dump(topology, sort_keys=False)`."""
+    try:
+        return _simulate(topology, variant, seed, sets)
+    except ConfigError as e:
+        if not isinstance(topology, dict) or e.location.filename == OVERRIDE:
+            raise
+        where = Location("<dict>", e.location.line, e.location.col)
+        raise ConfigError(where, e.path, e.message) from None
+
+
+def _simulate(
+    topology: str | Path | dict[str, Any], variant: str | None, seed: int, sets: Iterable[str]
+) -> Results:
     runs = _topologies(topology, variant, sets)
     if len(runs) > 1:
         names = ", ".join(str(v) for v, _ in runs)

@@ -135,5 +135,5 @@ def test_dict_sets_and_bad_input() -> None:
     # the bottleneck at 2 Mbit/s: r2 hands out 90 % of it
     assert slow.flows.set_index("flow").loc["rbcc1", "rbcc_rate"] == 225_000
     topo["flows"][1]["cc"] = "bbr"  # this kernel's or not, never the simulator's
-    with pytest.raises(ConfigError, match=r"flows\[1\]\.cc: 'bbr' is "):
+    with pytest.raises(ConfigError, match=r"^<dict>:\d+:\d+: error: flows\[1\]\.cc: 'bbr' is "):
         ratelab_net.simulate(topo)
