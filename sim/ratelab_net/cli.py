@@ -315,6 +315,8 @@ def _run_sim(args: argparse.Namespace) -> int:
     from ratelab_net.sim_api import SimError
     from ratelab_net.sim_run import run_sim
 
+    if args.target != "ratelab" or args.allow_no_delay:
+        raise UsageError("--target and --allow-no-delay are for Mininet runs, not --backend sim")
     try:
         return run_sim(
             args.topology, args.set, args.variant, args.out, args.seed or 0, args.p4c,

@@ -267,12 +267,21 @@ def test_check_with_the_sim_backend(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert err.startswith(f"{path}:8:") and "links[1] (r1 -> receiver).rate: expected" in err
 
 
-def test_seed_needs_the_sim_backend(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_options_of_the_other_backend_are_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     path = _write(tmp_path, DUMBBELL)
     assert main(["run", str(path), "--seed", "1"]) == 2
     assert capsys.readouterr().err == (
         "ratelab-net: error: --seed is for --backend sim (a Mininet run has no seed)\n"
     )
+    out = tmp_path / "out"
+    assert _run(path, out, "--target", "bmv2") == 2
+    assert capsys.readouterr().err == (
+        "ratelab-net: error: --target and --allow-no-delay are for Mininet runs, "
+        "not --backend sim\n"
+    )
+    assert not out.exists()
 
 
 def test_a_knob_the_simulator_lacks_is_refused(
