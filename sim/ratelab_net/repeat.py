@@ -50,6 +50,7 @@ class FlowRun:
     spurious_rtos: int | None
     resets_received: int | None
     cwnd: list[tuple[float, int]]  # (s from the traffic's start, segments)
+    established_s: float | None = None  # CLOCK_MONOTONIC, the same on every host
 
 
 @dataclass
@@ -110,6 +111,7 @@ def read_flow(flow: Flow, out: Path) -> FlowRun:
         _int(f.get("spurious_rtos")),
         _int(f.get("resets_received")),
         cwnd,
+        established if isinstance(established := f.get("established_monotonic_s"), float) else None,
     )
 
 
@@ -157,16 +159,22 @@ def _spread(values: list[float], fmt: str = "{:.2f}") -> str:
     return f"{fmt.format(_mean(values))} ({low}-{high})"
 
 
-def pair_ratio(variant: Variant, run: VariantRun) -> tuple[str, float] | None:
-    """(label, ratio) of a variant's two TCP flows' goodputs: ratelab / kernel
-    where the stacks differ, the first / the second where they do not."""
+def pair_ratio(variant: Variant, run: VariantRun) -> tuple[str, float, float | None] | None:
+    """(label, ratio, gap) of a variant's two TCP flows: the ratio of their
+    goodputs, ratelab / kernel where the stacks differ, the first / the second
+    where they do not; and how much later (ms) the first of them connected."""
     flows = variant.tcp_flows()
     if len(flows) != 2:
         return None
-    a, b = flows
-    if _stack(a) != _stack(b) and _stack(a) == "kernel":
+    a, b = (run.flows[f.name] for f in flows)
+    names = [f.name for f in flows]
+    if _stack(flows[0]) != _stack(flows[1]) and _stack(flows[0]) == "kernel":
         a, b = b, a
-    return f"{a.name}/{b.name}", run.flows[a.name].goodput_bps / run.flows[b.name].goodput_bps
+        names.reverse()
+    gap = None
+    if a.established_s is not None and b.established_s is not None:
+        gap = (a.established_s - b.established_s) * 1000
+    return f"{names[0]}/{names[1]}", a.goodput_bps / b.goodput_bps, gap
 
 
 def summarize(variants: list[Variant], settle_s: float) -> str:
@@ -192,12 +200,17 @@ def summarize(variants: list[Variant], settle_s: float) -> str:
     pairs = [(v, [pair_ratio(v, r) for r in v.runs]) for v in variants]
     pairs = [(v, ratios) for v, ratios in pairs if ratios and ratios[0] is not None]
     if pairs:
-        lines += ["", "| variant | ratio | mean (range) | runs |", "|---|---|---:|---|"]
+        lines += [
+            "",
+            "| variant | ratio | mean (range) | runs | connected later by (ms) |",
+            "|---|---|---:|---|---|",
+        ]
         for v, ratios in pairs:
             values = [x[1] for x in ratios if x is not None]
             label = ratios[0][0] if ratios[0] else "-"
             each = ", ".join(f"{x:.2f}" for x in values)
-            lines.append(f"| {v.name} | {label} | {_spread(values)} | {each} |")
+            gaps = ", ".join("-" if x[2] is None else f"{x[2]:.0f}" for x in ratios if x)
+            lines.append(f"| {v.name} | {label} | {_spread(values)} | {each} | {gaps} |")
     lines += [
         "",
         f"| variant | port | queue mean from {settle_s:g} s, mean (range) | max "

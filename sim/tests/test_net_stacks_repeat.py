@@ -49,8 +49,9 @@ def _results(out: Path) -> None:
         alone = out / f"run{k + 1}" / "alone"
         for d in (pair, alone):
             d.mkdir(parents=True)
-        _flow(pair / "rl.json", rl, {"rtos": k, "spurious_rtos": k, "resets_received": 0})
-        _flow(pair / "k.json", kernel)
+        extra = {"rtos": k, "spurious_rtos": k, "resets_received": 0}
+        _flow(pair / "rl.json", rl, {**extra, "established_monotonic_s": 100.5 + k})
+        _flow(pair / "k.json", kernel, {"established_monotonic_s": 100.46 + k})
         _flow(alone / "k.json", 9.5e6)
         _queue(pair / "r1.csv", q)
         _queue(alone / "r1.csv", [0, 10, 20, 30])
@@ -71,7 +72,8 @@ def test_summary_of_earlier_runs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "| pair | rl | ratelab reno | 5.00 (4.00-6.00) | 10 | 1 (1) | 0 |" in lines
     assert "| alone | k | kernel reno | 9.50 (9.50-9.50) | 10 | - | - |" in lines
     # ratelab / kernel whatever the order of the flows: 0.8 and 1.5
-    assert "| pair | rl/k | 1.15 (0.80-1.50) | 0.80, 1.50 |" in lines
+    # ... and the ratelab flow connected 40 ms after the kernel's in both
+    assert "| pair | rl/k | 1.15 (0.80-1.50) | 0.80, 1.50 | 40, 40 |" in lines
     # the bottleneck port from 2 s on: (60 + 70) / 2 and (80 + 40) / 2; max 80
     assert "| pair | r1.2 | 62.5 (60.0-65.0) | 80 | 1.00 0.50 0.25; 2.00 0.50 0.25 |" in lines
     assert "| alone | r1.2 | 25.0 (25.0-25.0) | 30 | ?; ? |" in lines
