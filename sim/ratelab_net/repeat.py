@@ -13,8 +13,9 @@ and range of the goodput over the runs; per variant with two TCP flows the
 ratio of their goodputs (ratelab / kernel where the stacks differ, first /
 second otherwise); and the bottleneck's queue (the router port with the
 longest mean queue) from `--settle` seconds on. `--figures` draws each
-variant's cwnd over time in the first run, and the bottleneck queue over time
-of every variant in one figure. `--resume` runs only the runs whose results
+variant's cwnd and queue over time in the first run (net-<topology>-<variant>.png)
+and the bottleneck queue over time of every variant in one figure
+(net-<topology>-queues.png). `--resume` runs only the runs whose results
 are missing or incomplete (a flow without results) in DIR.
 """
 
@@ -337,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         (out / "summary.md").write_text(table + "\n")
         print(table)
         if args.figures:
-            for path in plot_figures(variants, args.figures, stem):
+            for path in plot_figures(variants, args.figures, f"net-{stem}"):
                 print(f"figure: {path}")
     except ConfigError as e:
         print(str(e), file=sys.stderr)

@@ -79,7 +79,7 @@ def test_summary_of_earlier_runs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "| alone | r1.2 | 25.0 (25.0-25.0) | 30 | ?; ? |" in lines
     assert (out / "summary.md").read_text() == text.split("figure:")[0]
     names = sorted(p.name for p in figures.iterdir())
-    assert names == ["t-alone.png", "t-pair.png", "t-queues.png"]
+    assert names == ["net-t-alone.png", "net-t-pair.png", "net-t-queues.png"]
 
 
 @pytest.mark.parametrize(
