@@ -1,0 +1,55 @@
+"""`ratelab-exp run FILE` and `ratelab-exp report DIR` (sim/experiments/README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ratelab_ctl.configfile import ConfigError
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ratelab-exp", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run what is missing of an experiment, then its report")
+    run.add_argument("file", help="the experiment file (YAML)")
+    run.add_argument("--quick", action="store_true", help="the file's quick: sizes")
+    run.add_argument("--scheduler", help="an existing Dask scheduler (tcp://HOST:PORT)")
+    run.add_argument("--workers", type=int, help="local workers (default: one per core)")
+    run.add_argument("--out", help="results folder (default build/exp/NAME[-quick])")
+    run.add_argument("--retry-failed", action="store_true", help="run failed runs again")
+    rep = sub.add_parser("report", help="rebuild the report of a results folder")
+    rep.add_argument("dir")
+    args = ap.parse_args(argv)
+    from ratelab_exp import rebuild, run_experiment
+
+    try:
+        if args.command == "run":
+            if args.workers is not None and args.workers < 1:
+                print("ratelab-exp: --workers: expected 1 or more", file=sys.stderr)
+                return 2
+            if args.workers is not None and args.scheduler:
+                print("ratelab-exp: --workers and --scheduler exclude each other", file=sys.stderr)
+                return 2
+            out = run_experiment(
+                args.file,
+                quick=args.quick,
+                scheduler=args.scheduler,
+                workers=args.workers,
+                out=args.out,
+                retry_failed=args.retry_failed,
+            )
+        else:
+            out = rebuild(args.dir).parent
+    except ConfigError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except (OSError, KeyError, ValueError) as e:
+        print(f"ratelab-exp: {e}", file=sys.stderr)
+        return 1
+    print(f"report: {out / 'report.md'} (and report.html)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

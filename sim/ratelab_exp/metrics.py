@@ -1,0 +1,192 @@
+"""Per-run measurements, computed from a simulated run's tables and its
+topology. Each metric says its unit and whether lower or higher is better,
+so the report can say which transport did best without being told."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from ratelab_ctl import units
+
+SEGMENT = 1448  # TCP data bytes in a 1,500-byte packet with timestamps (generators.py)
+
+
+@dataclass
+class RunData:
+    """What a metric sees: the run's tables, its topology (a dict) and the
+    fixed-size transfers (flow -> packets) it was given."""
+
+    flows: pd.DataFrame
+    ports: pd.DataFrame
+    queues: pd.DataFrame
+    drops: pd.DataFrame
+    counters: pd.DataFrame
+    topology: dict[str, Any]
+    transfers: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Metric:
+    compute: Callable[[RunData], float]
+    unit: str
+    better: str  # "lower" or "higher"
+    title: str
+
+
+def _port_means(d: RunData) -> pd.Series:
+    """Each router port's queue length averaged over the run's samples."""
+    if d.queues.empty:
+        return pd.Series(dtype=float)
+    return d.queues.groupby(["router", "port"])["queue_packets"].mean()
+
+
+def max_avg_queue(d: RunData) -> float:
+    means = _port_means(d)
+    return float(means.max()) if len(means) else math.nan
+
+
+def avg_queue(d: RunData) -> float:
+    means = _port_means(d)
+    return float(means.mean()) if len(means) else math.nan
+
+
+def packets_lost(d: RunData) -> float:
+    return float(d.drops["packets"].sum()) if not d.drops.empty else 0.0
+
+
+def _duration_s(d: RunData) -> float:
+    return units.parse_delay_us(str(d.topology["duration"])) / 1e6
+
+
+def router_port_rates(topology: dict[str, Any]) -> dict[tuple[str, int], int]:
+    """(router, port) -> the rate of the direction leaving it (bit/s). A router's
+    ports are numbered 1, 2, ... in the order its links appear (docs/NET.md)."""
+    routers = set(topology["routers"])
+    count: dict[str, int] = {}
+    rates: dict[tuple[str, int], int] = {}
+    for link in topology["links"]:
+        a, b = link["ends"]
+        for end, direction in ((a, "forward"), (b, "reverse")):
+            if end not in routers:
+                continue
+            count[end] = count.get(end, 0) + 1
+            rate = (link.get(direction) or {}).get("rate", link.get("rate"))
+            if rate is not None:
+                rates[(end, count[end])] = units.parse_rate(str(rate))
+    return rates
+
+
+def max_link_utilisation(d: RunData) -> float:
+    """The busiest router egress port's bits sent over its capacity for the
+    run's duration, in percent."""
+    rates = router_port_rates(d.topology)
+    best = math.nan
+    seconds = _duration_s(d)
+    for row in d.ports.itertuples(index=False):
+        rate = rates.get((row.node, row.port))
+        if rate:
+            util = 100.0 * row.tx_bytes * 8 / (rate * seconds)
+            best = util if math.isnan(best) else max(best, util)
+    return best
+
+
+def _effective_rates(d: RunData) -> pd.Series:
+    """Bits delivered over the time to deliver them, per source (the
+    simulator's goodput: received bytes over the flow's active time)."""
+    data = d.flows[d.flows["transport"] != "ping"]
+    return data["goodput_bps"].astype(float)
+
+
+def mean_effective_rate(d: RunData) -> float:
+    rates = _effective_rates(d)
+    return float(rates.mean()) if len(rates) else math.nan
+
+
+def slowest_source(d: RunData) -> float:
+    rates = _effective_rates(d)
+    return float(rates.min()) if len(rates) else math.nan
+
+
+def delivered_pct(d: RunData) -> float:
+    """Share of the fixed-size transfers' data delivered by the end of the run."""
+    if not d.transfers:
+        return math.nan
+    want = sum(d.transfers.values()) * SEGMENT
+    got = d.flows[d.flows["flow"].isin(list(d.transfers))]["bytes_received"].sum()
+    return 100.0 * min(float(got), want) / want
+
+
+def _counter(d: RunData, name: str) -> float:
+    rows = d.counters[d.counters["counter"] == name]
+    return float(rows["packets"].sum())
+
+
+def abt_miss_pct(d: RunData) -> float:
+    """ABT lookups that found no entry (inserts) in percent of all lookups
+    (hits, updates, inserts); NaN where no RBCC packet crossed a router."""
+    lookups = sum(_counter(d, c) for c in ("abt_hits", "abt_updates", "abt_inserts"))
+    return 100.0 * _counter(d, "abt_inserts") / lookups if lookups else math.nan
+
+
+def abt_updates(d: RunData) -> float:
+    """ABT updates per scenario; NaN where no RBCC packet crossed a router."""
+    lookups = sum(_counter(d, c) for c in ("abt_hits", "abt_updates", "abt_inserts"))
+    return _counter(d, "abt_updates") if lookups else math.nan
+
+
+def _throughputs(d: RunData, transport: str) -> pd.Series:
+    rows = d.flows[d.flows["transport"].str.startswith(transport)]
+    return rows["goodput_bps"].astype(float)
+
+
+def tcp_mean_throughput(d: RunData) -> float:
+    t = _throughputs(d, "tcp")
+    return float(t.mean()) if len(t) else math.nan
+
+
+def tcp_jain_fairness(d: RunData) -> float:
+    """Jain's index of the TCP flows' throughputs (1: equal shares)."""
+    t = _throughputs(d, "tcp")
+    if not len(t) or (t**2).sum() == 0:
+        return math.nan
+    return float(t.sum() ** 2 / (len(t) * (t**2).sum()))
+
+
+def tcp_mean_srtt_ms(d: RunData) -> float:
+    rows = d.flows[d.flows["transport"].str.startswith("tcp")]["tcp_srtt_ns"].dropna()
+    return float(rows.astype(float).mean() / 1e6) if len(rows) else math.nan
+
+
+def tcp_retransmissions(d: RunData) -> float:
+    rows = d.flows[d.flows["transport"].str.startswith("tcp")]["tcp_retransmissions"]
+    return float(rows.fillna(0).sum())
+
+
+def udp_loss_pct(d: RunData) -> float:
+    rows = d.flows[d.flows["transport"].str.startswith("udp")]
+    sent = float(rows["udp_sent"].fillna(0).sum())
+    return 100.0 * float(rows["udp_lost"].fillna(0).sum()) / sent if sent else math.nan
+
+
+METRICS: dict[str, Metric] = {
+    "max_avg_queue": Metric(max_avg_queue, "packets", "lower", "highest average queue"),
+    "avg_queue": Metric(avg_queue, "packets", "lower", "average queue"),
+    "packets_lost": Metric(packets_lost, "packets", "lower", "total packets lost"),
+    "max_link_utilisation": Metric(
+        max_link_utilisation, "%", "higher", "highest average link utilisation"
+    ),
+    "mean_effective_rate": Metric(mean_effective_rate, "bit/s", "higher", "effective bit rate"),
+    "slowest_source": Metric(slowest_source, "bit/s", "higher", "slowest source's bit rate"),
+    "delivered_pct": Metric(delivered_pct, "%", "higher", "data delivered"),
+    "abt_miss_pct": Metric(abt_miss_pct, "%", "lower", "ABT cache misses"),
+    "abt_updates": Metric(abt_updates, "updates", "lower", "ABT updates"),
+    "tcp_mean_throughput": Metric(tcp_mean_throughput, "bit/s", "higher", "TCP throughput"),
+    "tcp_jain_fairness": Metric(tcp_jain_fairness, "", "higher", "Jain's fairness (TCP)"),
+    "tcp_mean_srtt_ms": Metric(tcp_mean_srtt_ms, "ms", "lower", "TCP smoothed RTT"),
+    "tcp_retransmissions": Metric(tcp_retransmissions, "segments", "lower", "retransmissions"),
+    "udp_loss_pct": Metric(udp_loss_pct, "%", "lower", "UDP loss"),
+}

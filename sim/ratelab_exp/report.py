@@ -1,0 +1,282 @@
+"""The experiment's tables (run, flow, port; Parquet and CSV) and its report
+(Markdown and HTML, figures as PNG and PDF), from the runs on disk. What the
+report says it found is computed from the runs, never written in."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ratelab_exp.metrics import METRICS
+from ratelab_exp.runner import Task
+from ratelab_exp.spec import Experiment
+
+
+def load_tables(tasks: list[Task], runs_dir: Path) -> dict[str, pd.DataFrame]:
+    """runs (one row per run: parameters, status, metrics), flows and ports."""
+    runs, flows, ports = [], [], []
+    for t in tasks:
+        path = runs_dir / f"{t.run_id}.json"
+        if not path.exists():
+            continue
+        rec = json.loads(path.read_text())
+        row: dict[str, Any] = {
+            "run_id": t.run_id,
+            "case": t.case,
+            "transport": t.transport,
+            "replication": t.replication,
+            "seed": t.seed,
+            "status": rec["status"],
+            "error": rec.get("error", ""),
+            "wall_s": rec.get("wall_s"),
+        }
+        row.update({f"param.{k}": str(v) for k, v in t.case_overrides.items()})
+        row.update(rec.get("metrics") or {})
+        runs.append(row)
+        keys = {"run_id": t.run_id, "case": t.case, "transport": t.transport, "seed": t.seed}
+        flows += [{**keys, **f} for f in rec.get("flows", [])]
+        ports += [{**keys, **p} for p in rec.get("ports", [])]
+    return {"runs": pd.DataFrame(runs), "flows": pd.DataFrame(flows), "ports": pd.DataFrame(ports)}
+
+
+def _fmt(value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:.3g} M"
+    if abs(value) >= 1e3:
+        return f"{value / 1e3:.3g} k"
+    return f"{value:.3g}"
+
+
+def summary(runs: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Median and 90 % range (5th-95th percentile) per case, transport, metric."""
+    ok = runs[runs["status"] == "ok"]
+    rows = []
+    for (case, transport), group in ok.groupby(["case", "transport"], sort=False):
+        for m in metrics:
+            values = pd.to_numeric(group[m], errors="coerce").dropna() if m in group else []
+            n = len(values)
+            rows.append(
+                {
+                    "case": case,
+                    "transport": transport,
+                    "metric": m,
+                    "runs": n,
+                    "median": float(values.median()) if n else math.nan,
+                    "p5": float(values.quantile(0.05)) if n else math.nan,
+                    "p95": float(values.quantile(0.95)) if n else math.nan,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["case", "transport", "metric", "runs", "median", "p5", "p95"]
+    )
+
+
+def findings(table: pd.DataFrame) -> list[str]:
+    """Per case and metric: which transport did best by the median, and all medians."""
+    lines = []
+    for (case, metric), group in table.groupby(["case", "metric"], sort=False):
+        group = group.dropna(subset=["median"])
+        if group.empty:
+            continue
+        m = METRICS[metric]
+        best = group.sort_values("median", ascending=(m.better == "lower")).iloc[0]
+        word = "lowest" if m.better == "lower" else "highest"
+        others = " vs ".join(
+            f"{r.transport} ({_fmt(r.median)})"
+            for r in group.itertuples()
+            if r.transport != best["transport"]
+        )
+        unit = f" {m.unit}" if m.unit else ""
+        tail = f" vs {others}" if others else ""
+        where = f"[{case}] " if case != "base" else ""
+        head = f"{best['transport']} ({_fmt(best['median'])}{unit})"
+        lines.append(f"{where}{word} median {m.title}: {head}{tail}")
+    return lines
+
+
+def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str, str]]:
+    """Each figure of the file as PNG and PDF; returns (title, PNG file name)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = runs[runs["status"] == "ok"]
+    out = []
+    for fig_spec in exp.figures:
+        m = METRICS[fig_spec.metric]
+        for kind in fig_spec.kinds:
+            fig, ax = plt.subplots(figsize=(6, 3.6))
+            drawn = False
+            series = []
+            for (case, transport), group in ok.groupby(["case", "transport"], sort=False):
+                values = pd.to_numeric(group[fig_spec.metric], errors="coerce").dropna()
+                label = transport if case == "base" else f"{transport} [{case}]"
+                series.append((label, values))
+            if kind == "box":
+                kept = [(lbl, v) for lbl, v in series if len(v)]
+                if kept:
+                    ax.boxplot([v for _, v in kept], tick_labels=[lbl for lbl, _ in kept])
+                    drawn = True
+                ax.set_ylabel(f"{m.title} ({m.unit})" if m.unit else m.title)
+            else:
+                for label, values in series:
+                    if not len(values):
+                        continue
+                    drawn = True
+                    if kind == "hist":
+                        ax.hist(values, bins=20, alpha=0.5, label=label)
+                    else:
+                        xs = values.sort_values().to_numpy()
+                        ys = [(i + 1) / len(xs) for i in range(len(xs))]
+                        ax.step(xs, ys, where="post", label=label)
+                ax.set_xlabel(f"{m.title} ({m.unit})" if m.unit else m.title)
+                ax.set_ylabel("runs" if kind == "hist" else "fraction of runs")
+                if drawn:
+                    ax.legend(fontsize="small")
+            title = f"{m.title}: {'histogram' if kind == 'hist' else kind.upper()}"
+            if kind == "box":
+                title = f"{m.title}: box plot"
+            ax.set_title(title, fontsize="medium")
+            if not drawn:
+                ax.text(0.5, 0.5, "no values (n/a for every run)", ha="center", va="center")
+            fig.tight_layout()
+            stem = f"{fig_spec.metric}-{kind}"
+            fig.savefig(folder / f"{stem}.png", dpi=100, metadata={"Software": None})
+            fig.savefig(folder / f"{stem}.pdf", metadata={"CreationDate": None})
+            plt.close(fig)
+            out.append((title, f"{stem}.png"))
+    return out
+
+
+def write_report(exp: Experiment, tasks: list[Task], folder: Path) -> Path:
+    """Tables and report for the runs of `tasks` under `folder`; returns report.md."""
+    tables = load_tables(tasks, folder / "runs")
+    for name, df in tables.items():
+        df.to_csv(folder / f"{name}.csv", index=False, lineterminator="\n")
+        df.to_parquet(folder / f"{name}.parquet", index=False)
+    runs = tables["runs"]
+    if runs.empty:
+        runs = pd.DataFrame(columns=["case", "transport", "status", *exp.metrics])
+    table = summary(runs, exp.metrics)
+    table.to_csv(folder / "summary.csv", index=False, lineterminator="\n")
+    found = findings(table)
+    figs = figures(exp, runs, folder)
+    failed = runs[runs["status"] != "ok"]
+    missing = len(tasks) - len(runs)
+    md = _markdown(exp, tasks, runs, table, found, figs, failed, missing)
+    (folder / "report.md").write_text(md)
+    (folder / "report.html").write_text(
+        _html(exp, tasks, runs, table, found, figs, failed, missing)
+    )
+    return folder / "report.md"
+
+
+def _header(exp: Experiment, tasks: list[Task], runs: pd.DataFrame, missing: int) -> str:
+    ok = int((runs["status"] == "ok").sum()) if len(runs) else 0
+    cases = len(exp.cases)
+    text = (
+        f"{len(tasks)} runs ({cases} case{'s' * (cases != 1)} x {exp.replications} "
+        f"replication{'s' * (exp.replications != 1)} x {len(exp.transports)} transports: "
+        f"{', '.join(exp.transports)}), seeds from {exp.seed}; {ok} ok, "
+        f"{len(runs) - ok} failed"
+    )
+    if missing:
+        text += f", {missing} not run yet"
+    return text + "."
+
+
+def _rows(table: pd.DataFrame) -> list[list[str]]:
+    rows = []
+    for r in table.itertuples():
+        m = METRICS[r.metric]
+        unit = f" ({m.unit})" if m.unit else ""
+        rng = "n/a" if math.isnan(r.p5) else f"{_fmt(r.p5)} - {_fmt(r.p95)}"
+        rows.append([r.case, r.transport, f"{m.title}{unit}", str(r.runs), _fmt(r.median), rng])
+    return rows
+
+
+HEAD = ["case", "transport", "metric", "runs", "median", "90 % range (5th-95th pct)"]
+
+
+def _markdown(
+    exp: Experiment,
+    tasks: list[Task],
+    runs: pd.DataFrame,
+    table: pd.DataFrame,
+    found: list[str],
+    figs: list[tuple[str, str]],
+    failed: pd.DataFrame,
+    missing: int,
+) -> str:
+    out = [f"# {exp.name}", ""]
+    if exp.description:
+        out += [exp.description.strip(), ""]
+    out += [_header(exp, tasks, runs, missing), "", "## Findings", ""]
+    out += [f"- {line}" for line in found] or ["- no run finished"]
+    out += ["", "## Medians and 90 % ranges", ""]
+    out += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
+    out += ["| " + " | ".join(row) + " |" for row in _rows(table)]
+    if len(failed):
+        out += ["", "## Failed runs", ""]
+        for r in failed.itertuples():
+            out.append(f"- {r.run_id} (case {r.case}, {r.transport}, seed {r.seed}): {r.error}")
+    out += ["", "## Figures", ""]
+    out += [f"![{title}]({png})" for title, png in figs]
+    out += ["", "Tables: runs, flows, ports (.parquet, .csv); summary.csv; figures also as PDF."]
+    return "\n".join(out) + "\n"
+
+
+def _html(
+    exp: Experiment,
+    tasks: list[Task],
+    runs: pd.DataFrame,
+    table: pd.DataFrame,
+    found: list[str],
+    figs: list[tuple[str, str]],
+    failed: pd.DataFrame,
+    missing: int,
+) -> str:
+    e = html.escape
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{e(exp.name)}</title>"]
+    out.append("<style>td,th{padding:2px 8px;border:1px solid #ccc}</style></head><body>")
+    out.append(f"<h1>{e(exp.name)}</h1>")
+    if exp.description:
+        out.append(f"<p>{e(exp.description.strip())}</p>")
+    out.append(f"<p>{e(_header(exp, tasks, runs, missing))}</p><h2>Findings</h2><ul>")
+    out += [f"<li>{e(line)}</li>" for line in found] or ["<li>no run finished</li>"]
+    out.append("</ul><h2>Medians and 90 % ranges</h2><table><tr>")
+    out += [f"<th>{e(h)}</th>" for h in HEAD]
+    out.append("</tr>")
+    for row in _rows(table):
+        out.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+    out.append("</table>")
+    if len(failed):
+        out.append("<h2>Failed runs</h2><ul>")
+        for r in failed.itertuples():
+            text = f"{r.run_id} (case {r.case}, {r.transport}, seed {r.seed}): {r.error}"
+            out.append(f"<li>{e(text)}</li>")
+        out.append("</ul>")
+    out.append("<h2>Figures</h2>")
+    out += [f"<figure><img src='{e(png)}' alt='{e(t)}'></figure>" for t, png in figs]
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def rebuild(folder: str | Path) -> Path:
+    """`ratelab-exp report DIR`: the report again from DIR's runs (the file's
+    path and --quick are kept in DIR/experiment.json)."""
+    from ratelab_exp.runner import plan
+    from ratelab_exp.spec import load_experiment
+
+    folder = Path(folder)
+    meta = json.loads((folder / "experiment.json").read_text())
+    exp = load_experiment(meta["path"], meta["quick"])
+    return write_report(exp, plan(exp), folder)

@@ -1,0 +1,267 @@
+"""Running an experiment: one Dask task per run (one topology + seed), each
+run's result written to OUT/runs/<run-id>.json as it finishes (atomically),
+so an interrupted sweep resumes where it stopped; then the tables and the
+report."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ratelab_exp import overrides
+from ratelab_exp.generators import GENERATORS, RunInput
+from ratelab_exp.metrics import METRICS, RunData
+from ratelab_exp.spec import Experiment, load_experiment
+
+DEFAULT_OUT = Path("build/exp")
+
+
+@dataclass
+class Task:
+    """One run, everything a worker needs (plain data: it travels by pickle)."""
+
+    run_id: str
+    case: str
+    case_overrides: dict[str, Any]
+    transport: str
+    replication: int
+    seed: int
+    base: str | None
+    generator: str | None
+    generator_params: dict[str, Any]
+    transport_overrides: dict[str, Any]
+    metrics: list[str]
+
+
+def plan(exp: Experiment) -> list[Task]:
+    """Every run of the experiment: cases x replications x transports."""
+    tasks = []
+    for ci, case in enumerate(exp.cases):
+        for rep in range(exp.replications):
+            for tname, tover in exp.transports.items():
+                seed = exp.seed + rep
+                task = Task(
+                    run_id="",
+                    case=case.label,
+                    case_overrides=case.overrides,
+                    transport=tname,
+                    replication=rep,
+                    seed=seed,
+                    base=str(exp.base) if exp.base else None,
+                    generator=exp.generator,
+                    generator_params=exp.generator_params,
+                    transport_overrides=tover,
+                    metrics=exp.metrics,
+                )
+                digest = hashlib.sha256(
+                    json.dumps(asdict(task), sort_keys=True, default=str).encode()
+                ).hexdigest()[:8]
+                task.run_id = f"c{ci:03d}-{tname}-r{rep:04d}-{digest}"
+                tasks.append(task)
+    return tasks
+
+
+def run_input(task: Task) -> RunInput:
+    """The run's topology: generated or read, then the case's and the
+    transport's overrides (a case's `generator.X` sets the generator's X)."""
+    gen_over = {k.removeprefix("generator."): v for k, v in task.case_overrides.items()}
+    topo_over = {k: v for k, v in task.case_overrides.items() if not k.startswith("generator.")}
+    gen_over = {k: v for k, v in gen_over.items() if k not in topo_over}
+    if task.generator is not None:
+        params = {**task.generator_params, **gen_over}
+        problem = GENERATORS[task.generator].check(params)
+        if problem is not None:
+            raise ValueError(f"generator.{problem[0]}: {problem[1]}")
+        made = GENERATORS[task.generator].make(params, task.seed)
+    else:
+        assert task.base is not None
+        made = RunInput(yaml.safe_load(Path(task.base).read_text()))
+        made.topology.pop("variants", None)
+        made.topology.pop("backend", None)
+    topology = overrides.apply(made.topology, {**topo_over, **task.transport_overrides})
+    return RunInput(topology, made.transfers)
+
+
+def _simulate(inp: RunInput, seed: int) -> Any:
+    """The run in ratelab's simulator, with the generator's transfers."""
+    from ratelab_net.routers import plan_routers
+    from ratelab_net.sim_api import results_frames, router_program, run_netsim
+    from ratelab_net.sim_scenario import build_scenario
+    from ratelab_net.topology import load_variants
+
+    with tempfile.TemporaryDirectory(prefix="ratelab-exp-") as tmp:
+        path = Path(tmp) / "topology.yaml"
+        path.write_text(yaml.safe_dump(inp.topology, sort_keys=False))
+        topo = load_variants(path, [], None)[0][1]
+        scenario = build_scenario(topo, plan_routers(topo), seed)
+    for flow in scenario["flows"]:
+        packets = inp.transfers.get(flow["name"])
+        if packets is None:
+            continue
+        if "tcp" in flow:
+            flow["tcp"]["app"] = {"kind": "transfer", "bytes": packets * 1448}
+        elif "rbcc" in flow:
+            flow["rbcc"]["segments"] = packets
+    return results_frames(run_netsim(topo, scenario, router_program()))
+
+
+def _records(df: Any) -> list[dict[str, Any]]:
+    return json.loads(df.to_json(orient="records"))
+
+
+def execute(task: Task) -> dict[str, Any]:
+    """Runs one task (on a Dask worker); never raises: a failure is a record."""
+    start = time.monotonic()
+    record: dict[str, Any] = {"task": asdict(task)}
+    try:
+        inp = run_input(task)
+        res = _simulate(inp, task.seed)
+        data = RunData(
+            res.flows, res.ports, res.queues, res.drops, res.counters, inp.topology, inp.transfers
+        )
+        metrics = {}
+        for name in task.metrics:
+            value = METRICS[name].compute(data)
+            metrics[name] = None if value is None or math.isnan(value) else value
+        record.update(
+            status="ok",
+            metrics=metrics,
+            flows=_records(res.flows),
+            ports=_records(res.ports),
+        )
+    except Exception as e:  # a failed run is recorded, the sweep goes on
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        record.update(status="failed", error=f"{type(e).__name__}: {message}")
+        record["traceback"] = traceback.format_exc()
+    record["wall_s"] = round(time.monotonic() - start, 3)
+    return record
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+class Progress:
+    """One line: done / total, failures, time left (at most one a second)."""
+
+    def __init__(self, name: str, total: int, done: int, out: Callable[[str], None]) -> None:
+        self.name, self.total, self.done, self.failed = name, total, done, 0
+        self.start = time.monotonic()
+        self.new = 0
+        self.out = out
+        self.last = 0.0
+
+    def tick(self, failed: bool, force: bool = False) -> None:
+        self.done += 1
+        self.new += 1
+        self.failed += failed
+        now = time.monotonic()
+        if not force and now - self.last < 1.0 and self.done < self.total:
+            return
+        self.last = now
+        rate = self.new / max(now - self.start, 1e-9)
+        left = (self.total - self.done) / rate if rate else 0.0
+        self.out(
+            f"{self.name}: {self.done}/{self.total} runs, {self.failed} failed, {left:.0f} s left"
+        )
+
+
+def _client(scheduler: str | None, workers: int | None) -> Any:
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        return Client(scheduler, timeout="10s")
+    n = workers or os.cpu_count() or 1
+    cluster = LocalCluster(
+        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    return Client(cluster)
+
+
+def run_experiment(
+    path: str | Path,
+    *,
+    quick: bool = False,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    out: str | Path | None = None,
+    retry_failed: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> Path:
+    """Runs what is missing of an experiment, then writes its tables and report
+    under OUT (default build/exp/<name>[-quick]); returns OUT. Bad files raise
+    ConfigError before anything runs."""
+    from ratelab_exp.report import write_report
+
+    say = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    exp = load_experiment(path, quick)
+    folder = Path(out) if out else DEFAULT_OUT / (exp.name + ("-quick" if quick else ""))
+    runs_dir = folder / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    meta = {"path": str(Path(path).resolve()), "quick": quick}
+    write_atomically(folder / "experiment.json", json.dumps(meta) + "\n")
+    tasks = plan(exp)
+    todo = []
+    for t in tasks:
+        done = runs_dir / f"{t.run_id}.json"
+        if done.exists() and (not retry_failed or json.loads(done.read_text())["status"] == "ok"):
+            continue
+        todo.append(t)
+    say(f"{exp.name}: {len(tasks)} runs, {len(tasks) - len(todo)} already done")
+    if todo:
+        _run_tasks(exp.name, todo, len(tasks), scheduler, workers, runs_dir, say)
+    write_report(exp, tasks, folder)
+    return folder
+
+
+def _run_tasks(
+    name: str,
+    todo: list[Task],
+    total: int,
+    scheduler: str | None,
+    workers: int | None,
+    runs_dir: Path,
+    say: Callable[[str], None],
+) -> None:
+    from distributed import as_completed
+
+    progress = Progress(name, total, total - len(todo), say)
+    client = _client(scheduler, workers)
+    try:
+        futures = {
+            client.submit(execute, t, key=f"ratelab-exp-{t.run_id}", pure=False): t for t in todo
+        }
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                record = future.result()
+            except Exception as e:  # the worker itself died
+                record = {"task": asdict(task), "status": "failed", "error": f"worker: {e}"}
+            write_atomically(runs_dir / f"{task.run_id}.json", json.dumps(record) + "\n")
+            failed = record["status"] != "ok"
+            if failed:
+                say(
+                    f"{name}: run {task.run_id} failed (case {task.case}, transport "
+                    f"{task.transport}, seed {task.seed}): {record['error']}"
+                )
+            progress.tick(failed)
+    finally:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None:
+            cluster.close()
