@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from ratelab_ctl.configfile import ConfigError
 
 from ratelab_exp import overrides
 from ratelab_exp.generators import GENERATORS, RunInput
@@ -92,6 +93,34 @@ def run_input(task: Task) -> RunInput:
         made.topology.pop("backend", None)
     topology = overrides.apply(made.topology, {**topo_over, **task.transport_overrides})
     return RunInput(topology, made.transfers)
+
+
+def precheck(exp: Experiment, tasks: list[Task]) -> None:
+    """Every case and transport's topology (first replication) through the
+    topology loader before anything runs: a bad override or an unknown
+    transport is a ConfigError at the transport (or case) in the experiment
+    file. What only the simulator refuses fails the run instead."""
+    from ratelab_net.topology import load_variants
+
+    from ratelab_exp.spec import field_error
+
+    seen: set[tuple[str, str]] = set()
+    for task in tasks:
+        if (task.case, task.transport) in seen:
+            continue
+        seen.add((task.case, task.transport))
+        try:
+            inp = run_input(task)
+            with tempfile.TemporaryDirectory(prefix="ratelab-exp-") as tmp:
+                path = Path(tmp) / "topology.yaml"
+                path.write_text(yaml.safe_dump(inp.topology, sort_keys=False))
+                load_variants(path, [], None)
+        except ConfigError as e:
+            raise field_error(
+                exp, task, f"{e.path}: {e.message}" if e.path else e.message
+            ) from None
+        except (overrides.OverrideError, ValueError, KeyError, TypeError) as e:
+            raise field_error(exp, task, str(e)) from None
 
 
 def _simulate(inp: RunInput, seed: int) -> Any:
@@ -211,11 +240,12 @@ def run_experiment(
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
     exp = load_experiment(path, quick)
     folder = Path(out) if out else DEFAULT_OUT / (exp.name + ("-quick" if quick else ""))
+    tasks = plan(exp)
+    precheck(exp, tasks)  # nothing is written before the file is found good
     runs_dir = folder / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     meta = {"path": str(Path(path).resolve()), "quick": quick}
     write_atomically(folder / "experiment.json", json.dumps(meta) + "\n")
-    tasks = plan(exp)
     todo = []
     for t in tasks:
         done = runs_dir / f"{t.run_id}.json"

@@ -68,6 +68,17 @@ class Experiment:
     backend: str
     metrics: list[str]
     figures: list[Figure] = field(default_factory=list)
+    locations: dict[str, Location] = field(default_factory=dict)  # top keys, transports.X
+
+
+def field_error(exp: Experiment, task: Any, message: str) -> ConfigError:
+    """A problem of one run's topology, at the transport's overrides (or the
+    case's, when the transport has none) in the experiment file."""
+    where = f"transports.{task.transport}"
+    if not exp.transports.get(task.transport) and task.case_overrides:
+        where = "sweep" if exp.cases and "cases" not in exp.locations else "cases"
+    loc = exp.locations.get(where, Location(str(exp.path), 1, 1))
+    return ConfigError(loc, where, f"{message} (case {task.case}, seed {task.seed})")
 
 
 def _loc(node: yaml.Node) -> Location:
@@ -264,6 +275,11 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
         backend=backend,
         metrics=list(metrics),
         figures=figures,
+        locations={
+            k: _loc(n)
+            for k, n in nodes.at.items()
+            if not k.endswith("@key") and (k.count(".") == 0 or k.startswith("transports."))
+        },
     )
 
 
