@@ -181,7 +181,7 @@ def _flow(flow: Flow) -> dict[str, Any]:
         spec["tcp"] = tcp
     elif flow.transport == "udp":
         udp: dict[str, Any] = {
-            "pattern": "cbr",
+            "pattern": "poisson" if flow.pattern == "poisson" else "cbr",
             "rate_bps": flow.rate_bps,
             "size": flow.size - IP_UDP_HEADERS,
         }

@@ -23,7 +23,7 @@ from ratelab_ctl import units
 from ratelab_ctl.configfile import ConfigError, Location
 
 TRANSPORTS = ("tcp", "udp", "rbcc", "ping")
-PATTERNS = ("bulk", "onoff", "stream")
+PATTERNS = ("bulk", "onoff", "stream", "poisson")  # poisson: udp only
 _TOP_KEYS = ("duration", "poll_interval", "backend", "routers", "hosts", "links", "flows")
 BACKENDS = ("mininet", "sim")  # where `ratelab-net run` runs a file (docs/NET.md "Simulation")
 _ROUTER_KEYS = ("router_id", "rbcc")
@@ -596,6 +596,8 @@ def _flow(
         raise _err(f.get("on", f.get("off", item)), f"{path}.on", "on/off need pattern: onoff")
     if transport in ("rbcc", "ping") and pattern != "bulk":
         raise _err(f["pattern"], f"{path}.pattern", f"{transport} flows have no pattern")
+    if pattern == "poisson" and transport != "udp":
+        raise _err(f["pattern"], f"{path}.pattern", "poisson is a pattern of udp flows")
     size = 1000
     if "size" in f:
         text = r.scalar(f["size"], f"{path}.size", "an IPv4 packet size in bytes")

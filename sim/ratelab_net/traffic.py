@@ -111,6 +111,8 @@ def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Comman
             listen = f"{dst}:{UDP_BASE_PORT + i}"
             receivers.append(_sink("udp-sink", flow, listen, total, out))
             pattern = ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"] if flow.on_s else []
+            if flow.pattern == "poisson":  # each flow its own seed: no two alike
+                pattern += ["--poisson", "--seed", str(i + 1)]
             senders.append(
                 _sender(flow, 2000 + i, out, "udp-send", "--dst", listen, "--rate", rate,
                         "--size", str(flow.size), *pattern)
