@@ -31,3 +31,14 @@ net-stacks: deps
 # report, tables and plots of net-dumbbell (docs/NET.md "Simulation")
 sim-dumbbell: deps
 	$(VENV)/bin/ratelab-net run sim/examples/dumbbell.yaml --backend sim --out build/net/dumbbell-sim
+
+# ratelab-exp (sim/experiments/README.md): the studies as experiment files,
+# run on an embedded Dask LocalCluster; report in build/exp/<name>/report.md.
+# A rerun resumes an interrupted sweep (finished runs are kept).
+.PHONY: exp-e1 exp-e3
+# E1: 500 random scenarios x rbcc / reno / vegas
+exp-e1: deps
+	$(VENV)/bin/ratelab-exp run sim/experiments/e1.yaml
+# E3: the UDP-background dumbbell, NewReno / NewReno+PRR / Cubic
+exp-e3: deps
+	$(VENV)/bin/ratelab-exp run sim/experiments/e3.yaml

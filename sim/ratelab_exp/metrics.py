@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 from ratelab_ctl import units
+from ratelab_net.sim_scenario import DRAIN_S
 
 SEGMENT = 1448  # TCP data bytes in a 1,500-byte packet with timestamps (generators.py)
 
@@ -59,7 +60,8 @@ def packets_lost(d: RunData) -> float:
 
 
 def _duration_s(d: RunData) -> float:
-    return units.parse_delay_us(str(d.topology["duration"])) / 1e6
+    """The simulated run: the topology's duration and the drain after it."""
+    return units.parse_delay_us(str(d.topology["duration"])) / 1e6 + DRAIN_S
 
 
 def router_port_rates(topology: dict[str, Any]) -> dict[tuple[str, int], int]:
@@ -82,7 +84,7 @@ def router_port_rates(topology: dict[str, Any]) -> dict[tuple[str, int], int]:
 
 def max_link_utilisation(d: RunData) -> float:
     """The busiest router egress port's bits sent over its capacity for the
-    run's duration, in percent."""
+    whole simulated run (duration and drain), in percent."""
     rates = router_port_rates(d.topology)
     best = math.nan
     seconds = _duration_s(d)
@@ -112,12 +114,20 @@ def slowest_source(d: RunData) -> float:
 
 
 def delivered_pct(d: RunData) -> float:
-    """Share of the fixed-size transfers' data delivered by the end of the run."""
+    """Share of the fixed-size transfers delivered by the end of the run: TCP
+    bytes received of packets x 1,448; RBCC segments acknowledged of packets."""
     if not d.transfers:
         return math.nan
-    want = sum(d.transfers.values()) * SEGMENT
-    got = d.flows[d.flows["flow"].isin(list(d.transfers))]["bytes_received"].sum()
-    return 100.0 * min(float(got), want) / want
+    got = want = 0.0
+    for row in d.flows[d.flows["flow"].isin(list(d.transfers))].itertuples(index=False):
+        packets = d.transfers[row.flow]
+        if str(row.transport).startswith("rbcc"):
+            done = row.rbcc_segments_acked
+            got += min(float(0 if pd.isna(done) else done), packets)
+        else:
+            got += min(float(row.bytes_received), packets * SEGMENT) / SEGMENT
+        want += packets
+    return 100.0 * got / want if want else math.nan
 
 
 def _counter(d: RunData, name: str) -> float:

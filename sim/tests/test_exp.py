@@ -224,3 +224,21 @@ def test_e1_quick_on_a_cluster_started_by_hand(tmp_path: Path) -> None:
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+
+
+def test_e3_quick(tmp_path: Path) -> None:
+    out = tmp_path / "e3"
+    proc = _run("run", str(EXP / "e3.yaml"), "--quick", "--workers", "2", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert len(runs) == 6 and (runs["status"] == "ok").all()
+    flows = pd.read_parquet(out / "flows.parquet")
+    udp = flows[flows["transport"].str.startswith("udp")]
+    assert len(udp) == 6 * 3 and udp["udp_received"].gt(0).all()
+    # the bottleneck is offered 72 Mbit/s: it is full and its FIFO stands
+    assert runs["max_link_utilisation"].between(60, 101).all()
+    assert runs["max_avg_queue"].gt(10).all()
+    medians = runs.groupby("transport")["tcp_mean_srtt_ms"].median()
+    report = (out / "report.md").read_text()
+    assert f"lowest median TCP smoothed RTT: {medians.idxmin()} " in report
+    assert (out / "tcp_mean_throughput-box.png").exists()
