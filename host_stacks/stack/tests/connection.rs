@@ -3,7 +3,7 @@
 //! the bytes written; RTO, backoff, spurious timeouts, delayed ACKs, RSTs.
 
 use ratelab_stack::cc::{CcKind, CubicParams, VegasParams};
-use ratelab_stack::tcp::{Config, Connection, Endpoint, State};
+use ratelab_stack::tcp::{Config, Connection, Endpoint, RtoFormula, State};
 use ratelab_stack::testbed::{LinkConfig, Testbed, A, B};
 use ratelab_stack::wire::{self, Flags, TcpHeader, TcpOptions};
 use ratelab_stack::{Nanos, MILLIS, SECONDS};
@@ -727,4 +727,52 @@ fn psh_only_on_the_segment_that_empties_the_send_buffer() {
     // A write that ends exactly on a segment boundary: its last segment.
     a.send(&vec![7u8; 2 * mss]);
     assert_eq!(data_segments(&mut a, 0), vec![(false, mss), (true, mss)]);
+}
+
+/// Spurious RTOs of an application-limited flow (a segment every 50 ms over
+/// a 40 ms RTT, RTTVAR decayed to ~0) whose segments sent in [2.0 s, 2.3 s)
+/// take 190 ms longer, with `formula`.
+fn spurious_rtos_with_a_delay_spike(formula: RtoFormula) -> (u64, u64) {
+    let ab = LinkConfig {
+        delay: 20 * MILLIS,
+        delay_spike: Some((2 * SECONDS, 2 * SECONDS + 300 * MILLIS, 190 * MILLIS)),
+        ..LinkConfig::default()
+    };
+    let ba = LinkConfig {
+        delay: 20 * MILLIS,
+        ..LinkConfig::default()
+    };
+    let cfg = Config {
+        rto_formula: formula,
+        delayed_ack: None,
+        ..Config::default()
+    };
+    let mut tb = Testbed::with_config(cfg, ab, ba).unwrap();
+    let mut next = 0;
+    tb.run_until(
+        5 * SECONDS,
+        &mut |now, a: &mut Connection, b: &mut Connection| {
+            let mut buf = [0u8; 2048];
+            while b.recv(&mut buf) > 0 {}
+            if a.state() != State::Established {
+                return Some(now + MILLIS);
+            }
+            if now >= next {
+                a.send(&[1u8; 1000]);
+                next = now + 50 * MILLIS;
+            }
+            Some(next)
+        },
+    );
+    let s = tb.a.stats();
+    (s.rtos, s.spurious_rtos)
+}
+
+#[test]
+fn linux_rto_formula_rides_out_a_delay_spike_that_rfc6298_times_out_on() {
+    // RFC 6298: RTO = max(40 ms + 4*RTTVAR, 200 ms) = 200 ms < 230 ms: spurious.
+    let (rtos, spurious) = spurious_rtos_with_a_delay_spike(RtoFormula::Rfc6298);
+    assert!(rtos >= 1 && spurious >= 1, "{rtos} {spurious}");
+    // Linux: RTO = 40 ms + max(4*RTTVAR, 200 ms) = 240 ms > 230 ms.
+    assert_eq!(spurious_rtos_with_a_delay_spike(RtoFormula::Linux), (0, 0));
 }
