@@ -31,6 +31,10 @@ ETH = bytes(range(12)) + b"\x08\x00"
         ({"mss": 10}, "mss: must be 88 to 65495 bytes, got 10"),
         ({"delayed_ack_ns": 600 * MS}, "delayed_ack: must be above 0 and below 500 ms"),
         ({"send_buffer": 100}, "send_buffer: must be 2*mss (2920) to 1 GiB, got 100"),
+        (
+            {"rto_formula": "Linux"},
+            'rto_formula: unknown formula "Linux" (expected rfc6298 or linux)',
+        ),
     ],
 )
 def test_bad_config_is_one_line_naming_the_field(kwargs: dict[str, object], message: str) -> None:
@@ -53,6 +57,10 @@ def test_config_keeps_its_values() -> None:
     # the default maximum RTO (60 s) is never below the initial one
     assert TcpConfig(initial_rto_ns=60_000 * MS).max_rto_ns == 60_000 * MS
     assert TcpConfig().delayed_ack_ns == 40 * MS and TcpConfig().sack
+    # RTO formula and HyStart++: RFC 6298's and off unless asked for
+    assert (TcpConfig().rto_formula, TcpConfig().hystart) == ("rfc6298", False)
+    c = TcpConfig(cc="cubic", rto_formula="linux", hystart=True)
+    assert (c.rto_formula, c.hystart) == ("linux", True)
 
 
 def test_bad_endpoints() -> None:
