@@ -18,12 +18,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 from ratelab_ctl.configfile import ConfigError
 
 from ratelab_exp import overrides
 from ratelab_exp.generators import GENERATORS, RunInput
-from ratelab_exp.metrics import METRICS, RunData
+from ratelab_exp.metrics import METRICS, SEGMENT, RunData, queue_means
 from ratelab_exp.spec import Experiment, load_experiment
 
 DEFAULT_OUT = Path("build/exp")
@@ -123,8 +124,9 @@ def precheck(exp: Experiment, tasks: list[Task]) -> None:
             raise field_error(exp, task, str(e)) from None
 
 
-def _simulate(inp: RunInput, seed: int) -> Any:
-    """The run in ratelab's simulator, with the generator's transfers."""
+def _simulate(inp: RunInput, seed: int) -> tuple[Any, pd.Series]:
+    """The run in ratelab's simulator, with the generator's transfers: its
+    tables (without the time series) and each router port's mean queue."""
     from ratelab_net.routers import plan_routers
     from ratelab_net.sim_api import results_frames, router_program, run_netsim
     from ratelab_net.sim_scenario import build_scenario
@@ -140,10 +142,13 @@ def _simulate(inp: RunInput, seed: int) -> Any:
         if packets is None:
             continue
         if "tcp" in flow:
-            flow["tcp"]["app"] = {"kind": "transfer", "bytes": packets * 1448}
+            flow["tcp"]["app"] = {"kind": "transfer", "bytes": packets * SEGMENT}
         elif "rbcc" in flow:
             flow["rbcc"]["segments"] = packets
-    return results_frames(run_netsim(topo, scenario, router_program()))
+    raw = run_netsim(topo, scenario, router_program())
+    means = queue_means(raw["queue_samples"])
+    raw["queue_samples"], raw["flow_samples"], raw["files"] = [], [], {}
+    return results_frames(raw), means
 
 
 def _records(df: Any) -> list[dict[str, Any]]:
@@ -156,9 +161,9 @@ def execute(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"task": asdict(task)}
     try:
         inp = run_input(task)
-        res = _simulate(inp, task.seed)
+        res, means = _simulate(inp, task.seed)
         data = RunData(
-            res.flows, res.ports, res.queues, res.drops, res.counters, inp.topology, inp.transfers
+            res.flows, res.ports, means, res.drops, res.counters, inp.topology, inp.transfers
         )
         metrics = {}
         for name in task.metrics:
