@@ -86,6 +86,12 @@ def findings(table: pd.DataFrame) -> list[str]:
         if group.empty:
             continue
         m = METRICS[metric]
+        unit = f" {m.unit}" if m.unit else ""
+        where = f"[{case}] " if case != "base" else ""
+        if len(group) > 1 and group["median"].nunique() == 1:
+            value = _fmt(group["median"].iloc[0])
+            lines.append(f"{where}median {m.title}: the same for every transport ({value}{unit})")
+            continue
         best = group.sort_values("median", ascending=(m.better == "lower")).iloc[0]
         word = "lowest" if m.better == "lower" else "highest"
         others = " vs ".join(
@@ -93,9 +99,7 @@ def findings(table: pd.DataFrame) -> list[str]:
             for r in group.itertuples()
             if r.transport != best["transport"]
         )
-        unit = f" {m.unit}" if m.unit else ""
         tail = f" vs {others}" if others else ""
-        where = f"[{case}] " if case != "base" else ""
         head = f"{best['transport']} ({_fmt(best['median'])}{unit})"
         lines.append(f"{where}{word} median {m.title}: {head}{tail}")
     return lines
