@@ -78,9 +78,11 @@ def plan(exp: Experiment) -> list[Task]:
 def run_input(task: Task) -> RunInput:
     """The run's topology: generated or read, then the case's and the
     transport's overrides (a case's `generator.X` sets the generator's X)."""
-    gen_over = {k.removeprefix("generator."): v for k, v in task.case_overrides.items()}
-    topo_over = {k: v for k, v in task.case_overrides.items() if not k.startswith("generator.")}
-    gen_over = {k: v for k, v in gen_over.items() if k not in topo_over}
+    case = task.case_overrides
+    gen_over = {
+        k.removeprefix("generator."): v for k, v in case.items() if k.startswith("generator.")
+    }
+    topo_over = {k: v for k, v in case.items() if not k.startswith("generator.")}
     if task.generator is not None:
         params = {**task.generator_params, **gen_over}
         problem = GENERATORS[task.generator].check(params)

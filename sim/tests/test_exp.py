@@ -242,3 +242,46 @@ def test_e3_quick(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert f"lowest median TCP smoothed RTT: {medians.idxmin()} " in report
     assert (out / "tcp_mean_throughput-box.png").exists()
+
+
+GENERATED = """\
+name: gen
+generator:
+  name: e1
+  params: {routers: 3, extra_links: 0, pairs: 2, packets: 20, start_spread_s: 1.0, duration_s: 20.0}
+sweep:
+  generator.pairs: [2, 3]
+replications: 2
+seed: 7
+transports:
+  reno:
+    flows[*].cc: reno
+metrics: [delivered_pct]
+"""
+
+
+def test_generator_sweep_draws_per_seed(tmp_path: Path) -> None:
+    path = tmp_path / "gen.yaml"
+    path.write_text(GENERATED)
+    out = tmp_path / "out"
+    proc = _run("run", str(path), "--out", str(out), "--workers", "1")
+    assert proc.returncode == 0, proc.stderr
+    flows = pd.read_parquet(out / "flows.parquet")
+    per_run = flows.groupby(["case", "seed"])["flow"].count()
+    assert per_run.to_dict() == {
+        ("generator.pairs=2", 7): 2,
+        ("generator.pairs=2", 8): 2,
+        ("generator.pairs=3", 7): 3,
+        ("generator.pairs=3", 8): 3,
+    }
+    # each seed its own network: the two seeds' links differ
+    ports = pd.read_parquet(out / "ports.parquet")
+    two = ports[ports["case"] == "generator.pairs=2"]
+    cols = ["node", "port", "tx_bytes"]
+    seven = two[two["seed"] == 7][cols].values.tolist()
+    assert seven and seven != two[two["seed"] == 8][cols].values.tolist()
+    bad = path.read_text().replace("generator.pairs:", "generator.pears:")
+    path.write_text(bad)
+    proc = _run("run", str(path), "--out", str(tmp_path / "bad"))
+    assert proc.returncode == 2
+    assert "gen.yaml:6:20: error: sweep.generator.pears: unknown parameter" in proc.stderr
