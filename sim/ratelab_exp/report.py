@@ -138,9 +138,7 @@ def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str
                     if kind == "hist":
                         ax.hist(values, bins=20, alpha=0.5, label=label)
                     else:
-                        xs = values.sort_values().to_numpy()
-                        ys = [(i + 1) / len(xs) for i in range(len(xs))]
-                        ax.step(xs, ys, where="post", label=label)
+                        ax.ecdf(values.to_numpy(), label=label)
                 ax.set_xlabel(f"{m.title} ({m.unit})" if m.unit else m.title)
                 ax.set_ylabel("runs" if kind == "hist" else "fraction of runs")
                 if drawn:
