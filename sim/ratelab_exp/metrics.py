@@ -24,6 +24,7 @@ class RunData:
     flows: pd.DataFrame
     ports: pd.DataFrame
     queue_means: pd.Series  # (router, port) -> queue length averaged over the samples
+    cwnd_means: pd.Series  # TCP flow -> cwnd (segments) averaged over its samples
     drops: pd.DataFrame
     counters: pd.DataFrame
     topology: dict[str, Any]
@@ -46,6 +47,17 @@ def queue_means(samples: list[dict[str, Any]]) -> pd.Series:
         acc = sums.setdefault((s["router"], s["port"]), [0.0, 0])
         acc[0] += s["queue_packets"]
         acc[1] += 1
+    return pd.Series({k: total / n for k, (total, n) in sums.items()}, dtype=float)
+
+
+def cwnd_means(samples: list[dict[str, Any]]) -> pd.Series:
+    """Each TCP sender's cwnd (segments) averaged over ratelab-netsim's flow_samples."""
+    sums: dict[str, list[float]] = {}
+    for s in samples:
+        if s["cwnd"] is not None:
+            acc = sums.setdefault(s["flow"], [0.0, 0])
+            acc[0] += s["cwnd"]
+            acc[1] += 1
     return pd.Series({k: total / n for k, (total, n) in sums.items()}, dtype=float)
 
 
@@ -184,6 +196,37 @@ def tcp_retransmissions(d: RunData) -> float:
     return float(rows.fillna(0).sum())
 
 
+def tcp_rtos(d: RunData) -> float:
+    rows = d.flows[d.flows["transport"].str.startswith("tcp")]["tcp_rtos"]
+    return float(rows.fillna(0).sum())
+
+
+def tcp_mean_cwnd(d: RunData) -> float:
+    """The TCP flows' cwnd averaged over time, then over the flows (segments)."""
+    return float(d.cwnd_means.mean()) if len(d.cwnd_means) else math.nan
+
+
+def tcp_entropy_fairness(d: RunData) -> float:
+    """Shannon entropy of the TCP flows' throughput shares over its maximum
+    log(n) (1: equal shares)."""
+    t = _throughputs(d, "tcp")
+    t = t[t > 0]
+    if len(t) < 2:
+        return math.nan
+    shares = t / t.sum()
+    return float(-(shares * shares.map(math.log)).sum() / math.log(len(t)))
+
+
+def max_queue_delay_ms(d: RunData) -> float:
+    """The highest router port's average queue as queueing delay: packets x
+    1,500 bytes over the port's rate (ms)."""
+    rates = router_port_rates(d.topology)
+    delays = [
+        mean * 1500 * 8 / rates[key] * 1e3 for key, mean in d.queue_means.items() if rates.get(key)
+    ]
+    return max(delays) if delays else math.nan
+
+
 def udp_loss_pct(d: RunData) -> float:
     rows = d.flows[d.flows["transport"].str.startswith("udp")]
     sent = float(rows["udp_sent"].fillna(0).sum())
@@ -207,4 +250,12 @@ METRICS: dict[str, Metric] = {
     "tcp_mean_srtt_ms": Metric(tcp_mean_srtt_ms, "ms", "lower", "TCP smoothed RTT"),
     "tcp_retransmissions": Metric(tcp_retransmissions, "segments", "lower", "retransmissions"),
     "udp_loss_pct": Metric(udp_loss_pct, "%", "lower", "UDP loss"),
+    "tcp_rtos": Metric(tcp_rtos, "timeouts", "lower", "TCP retransmission timeouts"),
+    "tcp_mean_cwnd": Metric(tcp_mean_cwnd, "segments", "higher", "TCP mean cwnd"),
+    "tcp_entropy_fairness": Metric(
+        tcp_entropy_fairness, "", "higher", "entropy fairness (TCP throughput)"
+    ),
+    "max_queue_delay_ms": Metric(
+        max_queue_delay_ms, "ms", "lower", "highest average queueing delay"
+    ),
 }

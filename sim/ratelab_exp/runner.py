@@ -24,7 +24,7 @@ from ratelab_ctl.configfile import ConfigError
 
 from ratelab_exp import overrides
 from ratelab_exp.generators import GENERATORS, RunInput
-from ratelab_exp.metrics import METRICS, SEGMENT, RunData, queue_means
+from ratelab_exp.metrics import METRICS, SEGMENT, RunData, cwnd_means, queue_means
 from ratelab_exp.spec import Experiment, load_experiment
 
 DEFAULT_OUT = Path("build/exp")
@@ -126,9 +126,10 @@ def precheck(exp: Experiment, tasks: list[Task]) -> None:
             raise field_error(exp, task, str(e)) from None
 
 
-def _simulate(inp: RunInput, seed: int) -> tuple[Any, pd.Series]:
+def _simulate(inp: RunInput, seed: int) -> tuple[Any, pd.Series, pd.Series]:
     """The run in ratelab's simulator, with the generator's transfers: its
-    tables (without the time series) and each router port's mean queue."""
+    tables (without the time series), each router port's mean queue and each
+    TCP sender's mean cwnd."""
     from ratelab_net.routers import plan_routers
     from ratelab_net.sim_api import results_frames, router_program, run_netsim
     from ratelab_net.sim_scenario import build_scenario
@@ -148,9 +149,9 @@ def _simulate(inp: RunInput, seed: int) -> tuple[Any, pd.Series]:
         elif "rbcc" in flow:
             flow["rbcc"]["segments"] = packets
     raw = run_netsim(topo, scenario, router_program())
-    means = queue_means(raw["queue_samples"])
+    means = queue_means(raw["queue_samples"]), cwnd_means(raw["flow_samples"])
     raw["queue_samples"], raw["flow_samples"], raw["files"] = [], [], {}
-    return results_frames(raw), means
+    return results_frames(raw), *means
 
 
 def _records(df: Any) -> list[dict[str, Any]]:
@@ -163,9 +164,16 @@ def execute(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"task": asdict(task)}
     try:
         inp = run_input(task)
-        res, means = _simulate(inp, task.seed)
+        res, queues, cwnds = _simulate(inp, task.seed)
         data = RunData(
-            res.flows, res.ports, means, res.drops, res.counters, inp.topology, inp.transfers
+            res.flows,
+            res.ports,
+            queues,
+            cwnds,
+            res.drops,
+            res.counters,
+            inp.topology,
+            inp.transfers,
         )
         metrics = {}
         for name in task.metrics:

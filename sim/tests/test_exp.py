@@ -238,6 +238,10 @@ def test_e3_quick(tmp_path: Path) -> None:
     # the bottleneck is offered 72 Mbit/s: it is full and its FIFO stands
     assert runs["max_link_utilisation"].between(60, 101).all()
     assert runs["max_avg_queue"].gt(10).all()
+    # the bottleneck drains a 1,500-byte packet in 0.25 ms at 48 Mbit/s
+    assert (runs["max_queue_delay_ms"] - runs["max_avg_queue"] * 0.25).abs().max() < 1e-9
+    assert runs["tcp_entropy_fairness"].between(0.5, 1).all()
+    assert runs["tcp_mean_cwnd"].gt(1).all() and runs["tcp_rtos"].ge(0).all()
     medians = runs.groupby("transport")["tcp_mean_srtt_ms"].median()
     report = (out / "report.md").read_text()
     assert f"lowest median TCP smoothed RTT: {medians.idxmin()} " in report
