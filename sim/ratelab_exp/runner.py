@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import sys
@@ -195,6 +196,7 @@ def execute(task: Task) -> dict[str, Any]:
 
 def write_atomically(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o644)  # as an ordinary file (mkstemp makes it private)
     with os.fdopen(fd, "w") as f:
         f.write(text)
     os.replace(tmp, path)
@@ -231,8 +233,14 @@ def _client(scheduler: str | None, workers: int | None) -> Any:
     if scheduler is not None:
         return Client(scheduler, timeout="10s")
     n = workers or os.cpu_count() or 1
+    # silence_logs: a worker's heartbeat racing the cluster's shutdown logs a
+    # traceback; a run's own failure is recorded with the run, not logged
     cluster = LocalCluster(
-        n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.CRITICAL,
     )
     return Client(cluster)
 

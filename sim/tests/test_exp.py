@@ -121,6 +121,7 @@ def test_sweep_tables_report_and_failed_run(tmp_path: Path) -> None:
     proc = _run("run", str(path), "--out", str(out), "--workers", "2")
     assert proc.returncode == 0, proc.stderr
     assert "tiny: 12/12 runs, 4 failed" in proc.stderr
+    assert "Traceback" not in proc.stderr and "ERROR" not in proc.stderr
     assert "failed (case links[1].rate=0kbit, transport reno, seed 3)" in proc.stderr
     runs = pd.read_parquet(out / "runs.parquet")
     assert len(runs) == 12 and (runs["status"] == "failed").sum() == 4
