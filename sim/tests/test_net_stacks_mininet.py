@@ -1,8 +1,8 @@
 """ratelab-stack TCP flows in Mininet through ratelab-switch: a ratelab Vegas flow
 and a ratelab Reno flow, each alone on a 10 Mbit/s, 20 ms dumbbell with a
 50-packet FIFO queue. Both complete without a reset and fill the bottleneck;
-once Vegas has drained what its slow start overshot, it keeps the queue at a
-few packets where Reno fills it. Needs root and Debian's Mininet, as CI has."""
+Vegas leaves slow start without a loss and keeps the queue at a few packets
+where Reno fills it. Needs root and Debian's Mininet, as CI has."""
 
 from __future__ import annotations
 
@@ -39,10 +39,10 @@ variants:
   reno:
     flows[0].cc: reno
 """
-# The bottleneck's queue (r1's port 2, toward b) once Vegas has settled: its slow
-# start overshoots (the queue fills once) and it then takes off one segment per
-# round trip, which here takes about 4 s (docs/NET.md, "ratelab stacks in Mininet").
-SETTLED_S = (6.0, 9.5)
+# The bottleneck's queue (r1's port 2, toward b) once Vegas has settled: it leaves
+# slow start without a loss and holds its window from about 1.5 s on (docs/NET.md,
+# "ratelab stacks in Mininet").
+SETTLED_S = (3.0, 9.5)
 
 
 def _settled_queue(router_csv: Path) -> tuple[float, int]:
@@ -75,19 +75,25 @@ def test_vegas_keeps_the_queue_short_where_reno_fills_it(
     queues = {}
     for variant in ("vegas", "reno"):
         sender = _json(out / variant / "flow.json")["flows"][0]
-        assert sender["stack"] == "ratelab" and sender["state"] == "closed", sender
-        assert not sender.get("error"), sender
+        summary = {k: v for k, v in sender.items() if k != "samples"}
+        assert sender["stack"] == "ratelab" and sender["state"] == "closed", summary
+        assert not sender.get("error"), summary
+        # no RST either way: the receiver's kernel never reset the ratelab connection
+        assert (sender["resets_received"], sender["resets_sent"]) == (0, 0), summary
         # the receiver's kernel saw the stream end with a FIN, never a reset
         sink = _json(out / variant / "flow.sink.json")["flows"]
         assert [c["end"] for c in sink] == ["fin"], sink
         assert sender["goodput_bps"] > 0.8 * BOTTLENECK_BPS, (variant, sender["goodput_bps"])
         queues[variant] = _settled_queue(out / variant / "r1.csv")
-    # Vegas decides once per round trip: after its first recovery its window moves.
+    # Vegas leaves slow start before the queue overflows (measured: no
+    # retransmission in 15 of 15 runs; Reno 83 to 101). A Vegas whose round trips
+    # never end (ISN >= 2^31 before the stack's fix) grows until the queue
+    # overflows and stays there: this and the queue check below catch it. (Its
+    # window may hold still once settled: 41-42 segments in one run.)
     vegas = _json(out / "vegas" / "flow.json")["flows"][0]
-    later = {s["snd_cwnd"] for s in vegas["samples"] if s["t_s"] >= 2.0}
-    assert len(later) > 5, (
-        f"Vegas's cwnd stayed at {sorted(later)} from 2 s on: no per-round decisions "
-        "(docs/NET.md, 'Known problem': its first round trip starts at sequence 0)"
-    )
-    # measured (docs/NET.md): Vegas mean 3-4 packets, Reno mean above 30 of 50
+    reno = _json(out / "reno" / "flow.json")["flows"][0]
+    retx = (vegas["retransmissions"], reno["retransmissions"])
+    assert retx[0] <= 5 and retx[1] > 30, retx
+    # measured in 15 runs (docs/NET.md): Vegas mean 3.1-5.6 packets, Reno mean
+    # 26-32 of 50
     assert queues["vegas"][0] < 8 and queues["reno"][0] > 3 * queues["vegas"][0], queues
