@@ -279,6 +279,8 @@ def rebuild(folder: str | Path) -> Path:
     from ratelab_exp.spec import load_experiment
 
     folder = Path(folder)
+    if not (folder / "experiment.json").is_file():
+        raise ValueError(f"{folder}: not a folder `ratelab-exp run` wrote (no experiment.json)")
     meta = json.loads((folder / "experiment.json").read_text())
     exp = load_experiment(meta["path"], meta["quick"])
     return write_report(exp, plan(exp), folder)

@@ -147,6 +147,8 @@ def test_sweep_tables_report_and_failed_run(tmp_path: Path) -> None:
     assert "runs," not in again.stderr.split("already done", 1)[1]
     rebuilt = _run("report", str(out))
     assert rebuilt.returncode == 0 and (out / "report.md").read_text() == report
+    nothing = _run("report", str(tmp_path))
+    assert nothing.returncode == 1 and "no experiment.json" in nothing.stderr
 
 
 def test_interrupted_sweep_resumes(tmp_path: Path) -> None:
