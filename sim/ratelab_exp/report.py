@@ -124,7 +124,21 @@ def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str
                 values = pd.to_numeric(group[fig_spec.metric], errors="coerce").dropna()
                 label = transport if case == "base" else f"{transport} [{case}]"
                 series.append((label, values))
-            if kind == "box":
+            if kind == "scatter" and fig_spec.x is not None:
+                mx = METRICS[fig_spec.x]
+                for (case, transport), group in ok.groupby(["case", "transport"], sort=False):
+                    xs = pd.to_numeric(group[fig_spec.x], errors="coerce")
+                    ys = pd.to_numeric(group[fig_spec.metric], errors="coerce")
+                    keep = xs.notna() & ys.notna()
+                    if keep.any():
+                        label = transport if case == "base" else f"{transport} [{case}]"
+                        ax.scatter(xs[keep], ys[keep], s=12, label=label)
+                        drawn = True
+                ax.set_xlabel(f"{mx.title} ({mx.unit})" if mx.unit else mx.title)
+                ax.set_ylabel(f"{m.title} ({m.unit})" if m.unit else m.title)
+                if drawn:
+                    ax.legend(fontsize="small")
+            elif kind == "box":
                 kept = [(lbl, v) for lbl, v in series if len(v)]
                 if kept:
                     ax.boxplot([v for _, v in kept], tick_labels=[lbl for lbl, _ in kept])
@@ -146,11 +160,15 @@ def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str
             title = f"{m.title}: {'histogram' if kind == 'hist' else kind.upper()}"
             if kind == "box":
                 title = f"{m.title}: box plot"
+            if kind == "scatter" and fig_spec.x is not None:
+                title = f"{m.title} against {METRICS[fig_spec.x].title}"
             ax.set_title(title, fontsize="medium")
             if not drawn:
                 ax.text(0.5, 0.5, "no values (n/a for every run)", ha="center", va="center")
             fig.tight_layout()
             stem = f"{fig_spec.metric}-{kind}"
+            if kind == "scatter":
+                stem = f"{fig_spec.metric}-vs-{fig_spec.x}"
             fig.savefig(folder / f"{stem}.png", dpi=100, metadata={"Software": None})
             fig.savefig(folder / f"{stem}.pdf", metadata={"CreationDate": None})
             plt.close(fig)

@@ -7,6 +7,7 @@ line: file, line, column, field, what was expected).
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,9 @@ TOP_KEYS = (
     "quick",
 )
 BACKENDS = ("sim",)  # Mininet sweeps are not run by ratelab-exp yet (README "Left")
-FIGURE_KINDS = ("hist", "cdf", "box")
+FIGURE_KINDS = ("hist", "cdf", "box", "scatter")  # scatter: metric against x, a run a dot
 MAX_RUNS = 1_000_000
+_PARENT = re.compile(r"(\.[^.\[]*|\[\d+\])$")  # the last step of a field path
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Case:
 class Figure:
     metric: str
     kinds: tuple[str, ...]
+    x: str | None = None  # scatter's horizontal metric
 
 
 @dataclass
@@ -106,9 +109,11 @@ class _Nodes:
 
     def error(self, path: str, message: str, key: bool = False) -> ConfigError:
         node = self.at.get(f"{path}@key" if key else path)
-        if node is None:
-            node = self.at.get(path, self.root)
-        return ConfigError(_loc(node), path, message)
+        where = path
+        while node is None and _PARENT.search(where):  # a missing field: its parent
+            where = _PARENT.sub("", where)
+            node = self.at.get(where)
+        return ConfigError(_loc(node if node is not None else self.root), path, message)
 
 
 def _merge(base: dict[str, Any], quick: dict[str, Any]) -> dict[str, Any]:
@@ -251,14 +256,17 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
         if not isinstance(f, dict) or "metric" not in f:
             raise err(f"figures[{i}]", "expected {metric: NAME, kinds: [hist, cdf, box]}")
         for k in f:
-            if k not in ("metric", "kinds"):
-                raise err(f"figures[{i}].{k}", "unknown key; expected metric, kinds")
-        if f["metric"] not in metrics:
-            raise err(f"figures[{i}].metric", f"{f['metric']!r} is not in metrics")
+            if k not in ("metric", "kinds", "x"):
+                raise err(f"figures[{i}].{k}", "unknown key; expected metric, kinds, x")
+        for k in ("metric", "x"):
+            if k in f and f[k] not in metrics:
+                raise err(f"figures[{i}].{k}", f"{f[k]!r} is not in metrics")
         kinds = f.get("kinds", ["hist", "cdf"])
         if not isinstance(kinds, list) or not kinds or any(k not in FIGURE_KINDS for k in kinds):
             raise err(f"figures[{i}].kinds", f"expected a list of {', '.join(FIGURE_KINDS)}")
-        figures.append(Figure(f["metric"], tuple(kinds)))
+        if ("scatter" in kinds) != ("x" in f):
+            raise err(f"figures[{i}].x", "a scatter needs x (the metric across), only a scatter")
+        figures.append(Figure(f["metric"], tuple(kinds), f.get("x")))
     if len(cases) * reps * len(checked) > MAX_RUNS:
         raise err("sweep", f"more than {MAX_RUNS} runs")
     return Experiment(

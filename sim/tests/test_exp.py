@@ -82,6 +82,10 @@ def _run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
             "exp.yaml:12:11: error: metrics[0]: unknown metric 'avg_queues'",
         ),
         (("links[1].queue_limit: [10, 40]", "links[1].queue_limit: []"), "expected a non-empty"),
+        (
+            ("kinds: [cdf, box]", "kinds: [scatter]"),
+            "exp.yaml:13:11: error: figures[0].x: a scatter needs x",
+        ),
     ],
 )
 def test_bad_file_is_one_line_and_runs_nothing(
@@ -249,6 +253,7 @@ def test_e3_quick(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert f"lowest median TCP smoothed RTT: {medians.idxmin()} " in report
     assert (out / "tcp_mean_throughput-box.png").exists()
+    assert (out / "tcp_mean_throughput-vs-tcp_mean_srtt_ms.pdf").exists()
 
 
 GENERATED = """\
