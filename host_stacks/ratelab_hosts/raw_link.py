@@ -11,6 +11,13 @@ with the address not local and ip_forward 0 it drops them silently, so it
 never answers them with a RST. ``plan_link`` checks exactly that before any
 traffic and fails in one line otherwise.
 
+Each flow's socket carries a classic BPF filter (``flow_filter``) that
+passes only IPv4 TCP frames to the flow's own address and port: without it
+every sender's socket on a host reads every frame of the interface (the
+other flows' ACKs, all outgoing copies), waking each process for the others'
+traffic. The filter is attached before the socket is bound, so no frame
+reaches it unfiltered.
+
 Receive offloads must be off on the interface (ratelab-net's and the tests'
 veth interfaces have them off): with GRO a packet socket sees merged
 segments whose TCP checksum covers only the first, and they would be counted
@@ -19,11 +26,13 @@ as malformed. ``plan_link`` refuses an interface with GRO on.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import ipaddress
 import json
 import shutil
 import socket
+import struct
 import subprocess
 from dataclasses import dataclass
 
@@ -37,6 +46,50 @@ SOCKET_BUFFER = 4 << 20
 FRAME_MAX = 65_536
 _SOFT_SEND_ERRORS = {errno.ENOBUFS, errno.EAGAIN}
 _NO_NEIGHBOUR_STATES = {"INCOMPLETE", "FAILED"}
+SO_ATTACH_FILTER = getattr(socket, "SO_ATTACH_FILTER", 26)  # <asm-generic/socket.h>
+IPPROTO_TCP = 6
+
+# classic BPF opcodes (<linux/filter.h>)
+_LDH_ABS = 0x28  # A = u16 at k
+_LDB_ABS = 0x30  # A = u8 at k
+_LDW_ABS = 0x20  # A = u32 at k
+_LDXB_MSH = 0xB1  # X = 4 * (u8 at k & 0xf): the IPv4 header length
+_LDH_IND = 0x48  # A = u16 at X + k
+_JEQ_K = 0x15
+_JSET_K = 0x45
+_RET_K = 0x06
+_ACCEPT = 0x40000  # bytes of the frame kept: all of it
+
+
+def flow_filter(addr: str, port: int) -> list[tuple[int, int, int, int]]:
+    """A classic BPF program (code, jt, jf, k) for an Ethernet packet socket
+    that passes only unfragmented IPv4 TCP frames to `addr`:`port`. Jumps are
+    relative to the next instruction; every failed test jumps to the last
+    (drop)."""
+    ip = int(ipaddress.IPv4Address(addr))
+    prog = [
+        (_LDH_ABS, 0, 0, 12),  # EtherType
+        (_JEQ_K, 0, 10, ETH_P_IP),
+        (_LDB_ABS, 0, 0, ETH_HEADER_LEN + 9),  # IPv4 protocol
+        (_JEQ_K, 0, 8, IPPROTO_TCP),
+        (_LDW_ABS, 0, 0, ETH_HEADER_LEN + 16),  # IPv4 destination
+        (_JEQ_K, 0, 6, ip),
+        (_LDH_ABS, 0, 0, ETH_HEADER_LEN + 6),  # flags and fragment offset
+        (_JSET_K, 4, 0, 0x1FFF),  # a later fragment has no TCP header
+        (_LDXB_MSH, 0, 0, ETH_HEADER_LEN),
+        (_LDH_IND, 0, 0, ETH_HEADER_LEN + 2),  # TCP destination port
+        (_JEQ_K, 0, 1, port),
+        (_RET_K, 0, 0, _ACCEPT),
+        (_RET_K, 0, 0, 0),
+    ]
+    return prog
+
+
+def _attach_filter(sock: socket.socket, prog: list[tuple[int, int, int, int]]) -> None:
+    code = b"".join(struct.pack("HBBI", *insn) for insn in prog)
+    buf = ctypes.create_string_buffer(code, len(code))
+    fprog = struct.pack("HL", len(prog), ctypes.addressof(buf))  # struct sock_fprog
+    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
 
 
 @dataclass(frozen=True)
@@ -161,13 +214,15 @@ def plan_link(src: str, dst: str) -> LinkPlan:
 
 
 class RawLink:
-    """An AF_PACKET socket on `plan.iface` for IPv4 frames, non-blocking."""
+    """An AF_PACKET socket on `plan.iface`, non-blocking, that receives only
+    the frames to `addr`:`port` (the flow's own end)."""
 
-    def __init__(self, plan: LinkPlan) -> None:
+    def __init__(self, plan: LinkPlan, addr: str, port: int) -> None:
         self.plan = plan
         self.local_drops = 0
         try:
-            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_IP))
+            # protocol 0: receives nothing until bound, after the filter is on
+            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
         except PermissionError:
             raise DriverError(
                 "cannot open a packet socket: permission denied (needs root or CAP_NET_RAW)"
@@ -177,6 +232,7 @@ class RawLink:
         try:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+            _attach_filter(self.sock, flow_filter(addr, port))
             self.sock.bind((plan.iface, ETH_P_IP))
             self.sock.setblocking(False)
         except OSError as exc:
@@ -197,8 +253,9 @@ class RawLink:
             raise DriverError(f"cannot send on {self.plan.iface}: {exc.strerror or exc}") from None
 
     def receive(self) -> bytes | None:
-        """The next frame another host sent (our own outgoing ones skipped);
-        None when nothing is waiting."""
+        """The next frame to the flow that another host sent (the filter
+        passes no outgoing ones, but they are skipped also here); None when
+        nothing is waiting."""
         while True:
             try:
                 frame, addr = self.sock.recvfrom(FRAME_MAX)

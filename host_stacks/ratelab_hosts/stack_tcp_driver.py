@@ -138,13 +138,18 @@ class _Flow:
             self.link.send(frame)
 
     def receive(self) -> None:
-        now = _ns()
-        self.catch_up(now)
+        """Each waiting frame (up to _BURST) at its own time, answered before
+        the next is read, as a kernel answers ACK by ACK: one time for a
+        whole batch would date the later ACKs early and send their segments
+        in one burst."""
         for _ in range(_BURST):
             frame = self.link.receive()
             if frame is None:
                 break
+            now = _ns()
+            self.catch_up(now)
             self.conn.handle_packet(now, frame)
+            self.transmit(now)
         if self.conn.recv_ready:  # the sink sends nothing; never let data pile up
             self.conn.recv(self.conn.recv_ready)
 
@@ -322,7 +327,7 @@ def stack_tcp_send(
         "mss": tcp_config.mss,
         "interface": plan.iface,
     }
-    link = RawLink(plan)
+    link = RawLink(plan, src, port)
     try:
         with selectors.SelectSelector() as selector:
             selector.register(link.sock, selectors.EVENT_READ)
