@@ -18,8 +18,9 @@ from ratelab_exp.spec import Experiment
 
 
 def load_tables(tasks: list[Task], runs_dir: Path) -> dict[str, pd.DataFrame]:
-    """runs (one row per run: parameters, status, metrics), flows and ports."""
-    runs, flows, ports = [], [], []
+    """runs (one row per run: parameters, status, metrics), flows, ports, and
+    samples where the file keeps series."""
+    runs, flows, ports, samples = [], [], [], []
     for t in tasks:
         path = runs_dir / f"{t.run_id}.json"
         if not path.exists():
@@ -41,7 +42,11 @@ def load_tables(tasks: list[Task], runs_dir: Path) -> dict[str, pd.DataFrame]:
         keys = {"run_id": t.run_id, "case": t.case, "transport": t.transport, "seed": t.seed}
         flows += [{**keys, **f} for f in rec.get("flows", [])]
         ports += [{**keys, **p} for p in rec.get("ports", [])]
-    return {"runs": pd.DataFrame(runs), "flows": pd.DataFrame(flows), "ports": pd.DataFrame(ports)}
+        samples += [{**keys, **s} for s in rec.get("samples", [])]
+    tables = {"runs": runs, "flows": flows, "ports": ports}
+    if samples:  # the file's series: flows over time
+        tables["samples"] = samples
+    return {name: pd.DataFrame(rows) for name, rows in tables.items()}
 
 
 def _fmt(value: float) -> str:
@@ -105,7 +110,38 @@ def findings(table: pd.DataFrame) -> list[str]:
     return lines
 
 
-def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str, str]]:
+def _series_figure(
+    column: str, runs: pd.DataFrame, samples: pd.DataFrame, folder: Path, plt: Any
+) -> tuple[str, str] | None:
+    """Every flow's `column` over time in the first replication of each case
+    and transport, one panel each; None without samples."""
+    ok = runs[runs["status"] == "ok"]
+    if samples.empty or column not in samples or ok.empty:
+        return None
+    firsts = ok.sort_values("replication").groupby(["case", "transport"], sort=False).head(1)
+    fig, axes = plt.subplots(len(firsts), 1, figsize=(6, 2.2 * len(firsts)), sharex=True)
+    axes = [axes] if len(firsts) == 1 else list(axes)
+    for ax, run in zip(axes, firsts.itertuples(), strict=True):
+        rows = samples[samples["run_id"] == run.run_id]
+        for flow, group in rows.groupby("flow", sort=False):
+            values = pd.to_numeric(group[column], errors="coerce")
+            ax.plot(group["time_s"], values, label=str(flow), linewidth=0.8)
+        name = run.transport if run.case == "base" else f"{run.transport} [{run.case}]"
+        ax.set_title(f"{name}, seed {run.seed}", fontsize="small")
+        ax.set_ylabel(column)
+    axes[-1].set_xlabel("time (s)")
+    axes[0].legend(fontsize="x-small", ncol=4)
+    fig.tight_layout()
+    stem = f"series-{column}"
+    fig.savefig(folder / f"{stem}.png", dpi=100, metadata={"Software": None})
+    fig.savefig(folder / f"{stem}.pdf", metadata={"CreationDate": None})
+    plt.close(fig)
+    return f"{column} over time (first replication)", f"{stem}.png"
+
+
+def figures(
+    exp: Experiment, runs: pd.DataFrame, samples: pd.DataFrame, folder: Path
+) -> list[tuple[str, str]]:
     """Each figure of the file as PNG and PDF; returns (title, PNG file name)."""
     import matplotlib
 
@@ -115,6 +151,11 @@ def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str
     ok = runs[runs["status"] == "ok"]
     out = []
     for fig_spec in exp.figures:
+        if fig_spec.series is not None:
+            drawn_series = _series_figure(fig_spec.series, runs, samples, folder, plt)
+            if drawn_series is not None:
+                out.append(drawn_series)
+            continue
         m = METRICS[fig_spec.metric]
         for kind in fig_spec.kinds:
             fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -188,7 +229,7 @@ def write_report(exp: Experiment, tasks: list[Task], folder: Path) -> Path:
     table = summary(runs, exp.metrics)
     table.to_csv(folder / "summary.csv", index=False, lineterminator="\n")
     found = findings(table)
-    figs = figures(exp, runs, folder)
+    figs = figures(exp, runs, tables.get("samples", pd.DataFrame()), folder)
     failed = runs[runs["status"] != "ok"]
     missing = len(tasks) - len(runs)
     md = _markdown(exp, tasks, runs, table, found, figs, failed, missing)

@@ -46,6 +46,7 @@ class Task:
     generator_params: dict[str, Any]
     transport_overrides: dict[str, Any]
     metrics: list[str]
+    series: list[str]  # sample columns kept per flow over time
 
 
 def plan(exp: Experiment) -> list[Task]:
@@ -67,6 +68,7 @@ def plan(exp: Experiment) -> list[Task]:
                     generator_params=exp.generator_params,
                     transport_overrides=tover,
                     metrics=exp.metrics,
+                    series=exp.series,
                 )
                 digest = hashlib.sha256(
                     json.dumps(asdict(task), sort_keys=True, default=str).encode()
@@ -127,10 +129,26 @@ def precheck(exp: Experiment, tasks: list[Task]) -> None:
             raise field_error(exp, task, str(e)) from None
 
 
-def _simulate(inp: RunInput, seed: int) -> tuple[Any, pd.Series, pd.Series]:
+def _samples(raw: list[dict[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
+    """The flow samples' `columns` (srtt_ms from srtt_ns), one row per sample."""
+    rows = []
+    for s in raw:
+        row: dict[str, Any] = {"time_s": s["time_ns"] / 1e9, "flow": s["flow"]}
+        for c in columns:
+            if c == "srtt_ms":
+                row[c] = None if s["srtt_ns"] is None else s["srtt_ns"] / 1e6
+            else:
+                row[c] = s[c]
+        rows.append(row)
+    return rows
+
+
+def _simulate(
+    inp: RunInput, seed: int, series: list[str]
+) -> tuple[Any, pd.Series, pd.Series, list[dict[str, Any]]]:
     """The run in ratelab's simulator, with the generator's transfers: its
-    tables (without the time series), each router port's mean queue and each
-    TCP sender's mean cwnd."""
+    tables (without the time series), each router port's mean queue, each
+    TCP sender's mean cwnd, and the flow samples' `series` columns."""
     from ratelab_net.routers import plan_routers
     from ratelab_net.sim_api import results_frames, router_program, run_netsim
     from ratelab_net.sim_scenario import build_scenario
@@ -151,8 +169,9 @@ def _simulate(inp: RunInput, seed: int) -> tuple[Any, pd.Series, pd.Series]:
             flow["rbcc"]["segments"] = packets
     raw = run_netsim(topo, scenario, router_program())
     means = queue_means(raw["queue_samples"]), cwnd_means(raw["flow_samples"])
+    samples = _samples(raw["flow_samples"], series) if series else []
     raw["queue_samples"], raw["flow_samples"], raw["files"] = [], [], {}
-    return results_frames(raw), *means
+    return results_frames(raw), *means, samples
 
 
 def _records(df: Any) -> list[dict[str, Any]]:
@@ -165,7 +184,7 @@ def execute(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"task": asdict(task)}
     try:
         inp = run_input(task)
-        res, queues, cwnds = _simulate(inp, task.seed)
+        res, queues, cwnds, samples = _simulate(inp, task.seed, task.series)
         data = RunData(
             res.flows,
             res.ports,
@@ -185,6 +204,7 @@ def execute(task: Task) -> dict[str, Any]:
             metrics=metrics,
             flows=_records(res.flows),
             ports=_records(res.ports),
+            samples=samples,
         )
     except Exception as e:  # a failed run is recorded, the sweep goes on
         message = str(e).splitlines()[0] if str(e) else type(e).__name__

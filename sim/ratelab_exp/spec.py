@@ -32,11 +32,13 @@ TOP_KEYS = (
     "backend",
     "metrics",
     "figures",
+    "series",
     "quick",
 )
 BACKENDS = ("sim",)  # Mininet sweeps are not run by ratelab-exp yet (README "Left")
 FIGURE_KINDS = ("hist", "cdf", "box", "scatter")  # scatter: metric against x, a run a dot
 MAX_RUNS = 1_000_000
+SERIES = ("cwnd", "ssthresh", "srtt_ms", "rate")  # ratelab_net.simulate's samples columns
 _PARENT = re.compile(r"(\.[^.\[]*|\[\d+\])$")  # the last step of a field path
 
 
@@ -54,6 +56,7 @@ class Figure:
     metric: str
     kinds: tuple[str, ...]
     x: str | None = None  # scatter's horizontal metric
+    series: str | None = None  # a time series of every flow (first replication)
 
 
 @dataclass
@@ -71,6 +74,7 @@ class Experiment:
     backend: str
     metrics: list[str]
     figures: list[Figure] = field(default_factory=list)
+    series: list[str] = field(default_factory=list)
     locations: dict[str, Location] = field(default_factory=dict)  # top keys, transports.X
 
 
@@ -249,10 +253,18 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
     for i, m in enumerate(metrics):
         if m not in METRICS:
             raise err(f"metrics[{i}]", f"unknown metric {m!r}; known: {', '.join(METRICS)}")
+    series = data.get("series") or []
+    if not isinstance(series, list) or any(s not in SERIES for s in series):
+        raise err("series", f"expected a list of {', '.join(SERIES)} (kept per flow over time)")
     figures = []
     for i, f in enumerate(data.get("figures") or []):
         if isinstance(f, str):
             f = {"metric": f}
+        if isinstance(f, dict) and "series" in f:
+            if len(f) != 1 or f["series"] not in series:
+                raise err(f"figures[{i}].series", "expected {series: NAME} of a name in series")
+            figures.append(Figure(f["series"], ("series",), series=f["series"]))
+            continue
         if not isinstance(f, dict) or "metric" not in f:
             raise err(f"figures[{i}]", "expected {metric: NAME, kinds: [hist, cdf, box]}")
         for k in f:
@@ -283,6 +295,7 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
         backend=backend,
         metrics=list(metrics),
         figures=figures,
+        series=list(series),
         locations={
             k: _loc(n)
             for k, n in nodes.at.items()

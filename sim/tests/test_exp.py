@@ -83,6 +83,10 @@ def _run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
         ),
         (("links[1].queue_limit: [10, 40]", "links[1].queue_limit: []"), "expected a non-empty"),
         (
+            ("figures: [", "series: [inflight]\nfigures: ["),
+            "exp.yaml:13:9: error: series: expected a list of cwnd, ssthresh, srtt_ms, rate",
+        ),
+        (
             ("kinds: [cdf, box]", "kinds: [scatter]"),
             "exp.yaml:13:11: error: figures[0].x: a scatter needs x",
         ),
@@ -254,6 +258,11 @@ def test_e3_quick(tmp_path: Path) -> None:
     assert f"lowest median TCP smoothed RTT: {medians.idxmin()} " in report
     assert (out / "tcp_mean_throughput-box.png").exists()
     assert (out / "tcp_mean_throughput-vs-tcp_mean_srtt_ms.pdf").exists()
+    samples = pd.read_parquet(out / "samples.parquet")
+    assert {"run_id", "time_s", "flow", "cwnd", "srtt_ms"} <= set(samples.columns)
+    assert set(samples["flow"]) == {"tcp1", "tcp2", "tcp3"}
+    assert samples.groupby("run_id")["time_s"].max().ge(3).all()  # 3 s and the drain
+    assert (out / "series-cwnd.png").exists() and (out / "series-srtt_ms.pdf").exists()
 
 
 GENERATED = """\
