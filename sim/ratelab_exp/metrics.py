@@ -24,7 +24,7 @@ class RunData:
     flows: pd.DataFrame
     ports: pd.DataFrame
     queue_means: pd.Series  # (router, port) -> queue length averaged over the samples
-    cwnd_means: pd.Series  # TCP flow -> cwnd (segments) averaged over its samples
+    flow_means: pd.DataFrame  # TCP flow -> cwnd (segments), srtt_ms averaged over time
     drops: pd.DataFrame
     counters: pd.DataFrame
     topology: dict[str, Any]
@@ -50,15 +50,25 @@ def queue_means(samples: list[dict[str, Any]]) -> pd.Series:
     return pd.Series({k: total / n for k, (total, n) in sums.items()}, dtype=float)
 
 
-def cwnd_means(samples: list[dict[str, Any]]) -> pd.Series:
-    """Each TCP sender's cwnd (segments) averaged over ratelab-netsim's flow_samples."""
-    sums: dict[str, list[float]] = {}
+def flow_means(samples: list[dict[str, Any]], until_ns: int) -> pd.DataFrame:
+    """Each TCP sender's cwnd (segments) and sRTT (ms) averaged over
+    ratelab-netsim's flow_samples up to `until_ns` (the traffic's end, not
+    the drain after it); a flow without an sRTT sample has NaN there."""
+    sums: dict[str, dict[str, list[float]]] = {}
     for s in samples:
-        if s["cwnd"] is not None:
-            acc = sums.setdefault(s["flow"], [0.0, 0])
-            acc[0] += s["cwnd"]
-            acc[1] += 1
-    return pd.Series({k: total / n for k, (total, n) in sums.items()}, dtype=float)
+        if s["time_ns"] > until_ns or s["cwnd"] is None:
+            continue
+        acc = sums.setdefault(s["flow"], {"cwnd": [0.0, 0], "srtt_ms": [0.0, 0]})
+        acc["cwnd"][0] += s["cwnd"]
+        acc["cwnd"][1] += 1
+        if s["srtt_ns"] is not None:
+            acc["srtt_ms"][0] += s["srtt_ns"] / 1e6
+            acc["srtt_ms"][1] += 1
+    rows = {
+        flow: {k: total / n if n else math.nan for k, (total, n) in acc.items()}
+        for flow, acc in sums.items()
+    }
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["cwnd", "srtt_ms"])
 
 
 def _port_means(d: RunData) -> pd.Series:
@@ -187,8 +197,10 @@ def tcp_jain_fairness(d: RunData) -> float:
 
 
 def tcp_mean_srtt_ms(d: RunData) -> float:
-    rows = d.flows[d.flows["transport"].str.startswith("tcp")]["tcp_srtt_ns"].dropna()
-    return float(rows.astype(float).mean() / 1e6) if len(rows) else math.nan
+    """The TCP flows' sRTT averaged over time (to the traffic's end), then over
+    the flows (ms)."""
+    values = d.flow_means["srtt_ms"].dropna()
+    return float(values.mean()) if len(values) else math.nan
 
 
 def tcp_retransmissions(d: RunData) -> float:
@@ -203,7 +215,8 @@ def tcp_rtos(d: RunData) -> float:
 
 def tcp_mean_cwnd(d: RunData) -> float:
     """The TCP flows' cwnd averaged over time, then over the flows (segments)."""
-    return float(d.cwnd_means.mean()) if len(d.cwnd_means) else math.nan
+    values = d.flow_means["cwnd"].dropna()
+    return float(values.mean()) if len(values) else math.nan
 
 
 def tcp_entropy_fairness(d: RunData) -> float:

@@ -25,7 +25,7 @@ from ratelab_ctl.configfile import ConfigError
 
 from ratelab_exp import overrides
 from ratelab_exp.generators import GENERATORS, RunInput
-from ratelab_exp.metrics import METRICS, SEGMENT, RunData, cwnd_means, queue_means
+from ratelab_exp.metrics import METRICS, SEGMENT, RunData, flow_means, queue_means
 from ratelab_exp.spec import Experiment, load_experiment
 
 DEFAULT_OUT = Path("build/exp")
@@ -145,10 +145,10 @@ def _samples(raw: list[dict[str, Any]], columns: list[str]) -> list[dict[str, An
 
 def _simulate(
     inp: RunInput, seed: int, series: list[str]
-) -> tuple[Any, pd.Series, pd.Series, list[dict[str, Any]]]:
+) -> tuple[Any, pd.Series, pd.DataFrame, list[dict[str, Any]]]:
     """The run in ratelab's simulator, with the generator's transfers: its
     tables (without the time series), each router port's mean queue, each
-    TCP sender's mean cwnd, and the flow samples' `series` columns."""
+    TCP sender's mean cwnd and sRTT, and the flow samples' `series` columns."""
     from ratelab_net.routers import plan_routers
     from ratelab_net.sim_api import results_frames, router_program, run_netsim
     from ratelab_net.sim_scenario import build_scenario
@@ -168,7 +168,8 @@ def _simulate(
         elif "rbcc" in flow:
             flow["rbcc"]["segments"] = packets
     raw = run_netsim(topo, scenario, router_program())
-    means = queue_means(raw["queue_samples"]), cwnd_means(raw["flow_samples"])
+    traffic_ns = round(topo.duration_s * 1e9)
+    means = queue_means(raw["queue_samples"]), flow_means(raw["flow_samples"], traffic_ns)
     samples = _samples(raw["flow_samples"], series) if series else []
     raw["queue_samples"], raw["flow_samples"], raw["files"] = [], [], {}
     return results_frames(raw), *means, samples
@@ -184,12 +185,12 @@ def execute(task: Task) -> dict[str, Any]:
     record: dict[str, Any] = {"task": asdict(task)}
     try:
         inp = run_input(task)
-        res, queues, cwnds, samples = _simulate(inp, task.seed, task.series)
+        res, queues, per_flow, samples = _simulate(inp, task.seed, task.series)
         data = RunData(
             res.flows,
             res.ports,
             queues,
-            cwnds,
+            per_flow,
             res.drops,
             res.counters,
             inp.topology,
