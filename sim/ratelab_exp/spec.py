@@ -157,13 +157,13 @@ def load_experiment(path: str | Path, quick: bool = False) -> Experiment:
     for key in data:
         if key not in TOP_KEYS:
             raise nodes.error(str(key), "unknown key; expected one of " + ", ".join(TOP_KEYS), True)
+    q = data.get("quick") or {}  # checked with or without --quick
+    if not isinstance(q, dict):
+        raise nodes.error("quick", "expected a mapping of the keys --quick changes")
+    for key in q:
+        if key not in TOP_KEYS or key == "quick":
+            raise nodes.error(f"quick.{key}", "unknown key; expected top-level keys", True)
     if quick:
-        q = data.get("quick") or {}
-        if not isinstance(q, dict):
-            raise nodes.error("quick", "expected a mapping of the keys --quick changes")
-        for key in q:
-            if key not in TOP_KEYS or key == "quick":
-                raise nodes.error(f"quick.{key}", "unknown key", True)
         data = _merge(data, q)
     return _check(path, data, nodes)
 

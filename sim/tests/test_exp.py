@@ -83,6 +83,10 @@ def _run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
         ),
         (("links[1].queue_limit: [10, 40]", "links[1].queue_limit: []"), "expected a non-empty"),
         (
+            ("seed: 3", "seed: 3\nquick: {replication: 1}"),
+            "exp.yaml:7:9: error: quick.replication: unknown key",
+        ),
+        (
             ("figures: [", "series: [inflight]\nfigures: ["),
             "exp.yaml:13:9: error: series: expected a list of cwnd, ssthresh, srtt_ms, rate",
         ),
