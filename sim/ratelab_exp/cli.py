@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import pandas as pd
 from ratelab_ctl.configfile import ConfigError
 
 
@@ -48,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ratelab-exp: {e}", file=sys.stderr)
         return 1
     print(f"report: {out / 'report.md'} (and report.html)")
+    runs = pd.read_parquet(out / "runs.parquet")
+    failed = int((runs["status"] != "ok").sum()) if "status" in runs else 0
+    if failed:  # the sweep finished, but not every run: say so in the status too
+        print(f"ratelab-exp: {failed} runs failed (listed in the report)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -225,7 +225,10 @@ def write_report(exp: Experiment, tasks: list[Task], folder: Path) -> Path:
         df.to_parquet(folder / f"{name}.parquet", index=False)
     runs = tables["runs"]
     if runs.empty:
-        runs = pd.DataFrame(columns=["case", "transport", "status", *exp.metrics])
+        runs = pd.DataFrame(columns=["run_id", "case", "transport", "replication", "status"])
+    for m in exp.metrics:  # every run failed: no values, but the columns
+        if m not in runs:
+            runs[m] = math.nan
     table = summary(runs, exp.metrics)
     table.to_csv(folder / "summary.csv", index=False, lineterminator="\n")
     found = findings(table)

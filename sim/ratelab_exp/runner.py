@@ -209,6 +209,8 @@ def execute(task: Task) -> dict[str, Any]:
         )
     except Exception as e:  # a failed run is recorded, the sweep goes on
         message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if isinstance(e, ConfigError):  # not the run's temporary topology file's place
+            message = f"{e.path}: {e.message}" if e.path else e.message
         record.update(status="failed", error=f"{type(e).__name__}: {message}")
         record["traceback"] = traceback.format_exc()
     record["wall_s"] = round(time.monotonic() - start, 3)

@@ -131,14 +131,18 @@ def test_sweep_tables_report_and_failed_run(tmp_path: Path) -> None:
     path = _write(tmp_path, experiment)
     out = tmp_path / "out"
     proc = _run("run", str(path), "--out", str(out), "--workers", "2")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # finished, with failures
     assert "tiny: 12/12 runs, 4 failed" in proc.stderr
+    assert proc.stderr.strip().endswith("ratelab-exp: 4 runs failed (listed in the report)")
     assert "Traceback" not in proc.stderr and "ERROR" not in proc.stderr
     assert "failed (case links[1].rate=0kbit, transport reno, seed 3)" in proc.stderr
     runs = pd.read_parquet(out / "runs.parquet")
     assert len(runs) == 12 and (runs["status"] == "failed").sum() == 4
     assert set(runs[runs["status"] == "failed"]["case"]) == {"links[1].rate=0kbit"}
-    assert runs[runs["status"] == "failed"]["error"].str.contains("rate above 0").all()
+    errors = runs[runs["status"] == "failed"]["error"]
+    assert errors.str.startswith(
+        "ConfigError: links[1] (r1 -> b).rate: expected a rate above 0"
+    ).all()
     flows = pd.read_csv(out / "flows.csv")
     assert len(flows) == 8 * 2 and set(flows["flow"]) == {"bulk", "cbr"}
     assert len(pd.read_parquet(out / "ports.parquet")) > 0
@@ -155,10 +159,10 @@ def test_sweep_tables_report_and_failed_run(tmp_path: Path) -> None:
     assert "<table>" in (out / "report.html").read_text()
     # a rerun only rebuilds the report
     again = _run("run", str(path), "--out", str(out), "--workers", "1")
-    assert again.returncode == 0 and "12 runs, 12 already done" in again.stderr
+    assert again.returncode == 1 and "12 runs, 12 already done" in again.stderr
     assert "runs," not in again.stderr.split("already done", 1)[1]
     rebuilt = _run("report", str(out))
-    assert rebuilt.returncode == 0 and (out / "report.md").read_text() == report
+    assert rebuilt.returncode == 1 and (out / "report.md").read_text() == report
     nothing = _run("report", str(tmp_path))
     assert nothing.returncode == 1 and "no experiment.json" in nothing.stderr
 
