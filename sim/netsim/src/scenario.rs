@@ -38,6 +38,16 @@ pub struct SampleSpec {
     /// sample (router.p4: `queue_length`, `RouterIngress.admission.red_avg`).
     #[serde(default)]
     pub registers: Vec<String>,
+    /// Record the per-port queue samples (default true).
+    #[serde(default = "yes")]
+    pub queues: bool,
+    /// Record each started sender's state at every sample (default true).
+    #[serde(default = "yes")]
+    pub flows: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// One router: a v1model switch running the router program.

@@ -670,7 +670,8 @@ impl Simulator {
         let Some(spec) = &self.scenario.sample else {
             return;
         };
-        for (ri, router) in self.routers.iter().enumerate() {
+        let routers = if spec.queues { &self.routers[..] } else { &[] };
+        for (ri, router) in routers.iter().enumerate() {
             for &port in &self.topo.router_ports[ri] {
                 let registers = spec
                     .registers
@@ -687,7 +688,9 @@ impl Simulator {
             }
         }
         let next = self.now + spec.interval_ns;
-        self.sample_flows();
+        if spec.flows {
+            self.sample_flows();
+        }
         if next <= self.scenario.duration_ns {
             self.queue.push(next, Event::Sample);
         }

@@ -138,6 +138,12 @@ impl Topology {
             if sample.interval_ns == 0 {
                 return err("sample.interval_ns", "expected an interval above 0, got 0");
             }
+            if !sample.queues && !sample.flows {
+                return err(
+                    "sample",
+                    "expected queues or flows to be true (leave sample out to record no time series)",
+                );
+            }
         }
         let host_names: Vec<&str> = s.hosts.iter().map(|h| h.name.as_str()).collect();
         let router_names: Vec<&str> = s.routers.iter().map(|r| r.name.as_str()).collect();

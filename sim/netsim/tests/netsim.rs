@@ -149,6 +149,8 @@ fn mixed_dumbbell(seed: u64) -> Scenario {
     s.sample = Some(SampleSpec {
         interval_ns: 100 * MS,
         registers: vec!["queue_length".into()],
+        queues: true,
+        flows: true,
     });
     s
 }
@@ -193,6 +195,33 @@ fn queue_taps_sample_at_the_interval_and_cost_no_events_when_off() {
     assert!(off.queue_samples.is_empty());
     assert_eq!(off.events + 31, on.events);
     assert_eq!(off.flows, on.flows);
+}
+
+#[test]
+fn sample_records_only_the_series_asked_for() {
+    let both = run(&mixed_dumbbell(7));
+    assert!(!both.queue_samples.is_empty() && !both.flow_samples.is_empty());
+    let mut s = mixed_dumbbell(7);
+    s.sample.as_mut().unwrap().queues = false;
+    let flows_only = run(&s);
+    assert!(flows_only.queue_samples.is_empty());
+    assert_eq!(flows_only.flow_samples, both.flow_samples);
+    assert_eq!(flows_only.flows, both.flows);
+    s.sample.as_mut().unwrap().queues = true;
+    s.sample.as_mut().unwrap().flows = false;
+    let queues_only = run(&s);
+    assert!(queues_only.flow_samples.is_empty());
+    assert_eq!(queues_only.queue_samples, both.queue_samples);
+    assert_eq!(queues_only.events, both.events);
+    // Absent keys mean both; both off is refused (sample absent records none).
+    let mut value: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+    let sample = value["sample"].as_object_mut().unwrap();
+    assert!(sample.remove("queues").is_some() && sample.remove("flows").is_some());
+    let back = Scenario::from_json(&value.to_string(), "s.json").unwrap();
+    assert!(back.sample.as_ref().is_some_and(|x| x.queues && x.flows));
+    s.sample.as_mut().unwrap().queues = false;
+    let e = error(&s);
+    assert_eq!(e.field, "sample", "{e}");
 }
 
 #[test]
@@ -786,6 +815,8 @@ fn tcp_knobs_reach_the_stack_and_flows_are_sampled() {
     s.sample = Some(SampleSpec {
         interval_ns: 100 * MS,
         registers: vec![],
+        queues: true,
+        flows: true,
     });
     let r = run(&s);
     // The flow starts at 0, before the first sample: its initial window.
