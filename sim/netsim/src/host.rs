@@ -8,6 +8,33 @@ use ratelab_stack::metrics::FlowMeter;
 use ratelab_stack::tcp::Connection;
 use ratelab_stack::udp::{UdpSink, UdpSource};
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiplicative hash for the endpoint map's small integer keys (a
+/// lookup per packet a host receives; SipHash was a visible part of it).
+/// The map is only looked up, never iterated, so the order cannot show.
+#[derive(Default)]
+pub struct PortHasher(u64);
+
+impl Hasher for PortHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u8(b);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// What one end of a flow runs.
 pub enum EndpointKind {
@@ -104,7 +131,7 @@ pub struct Host {
     pub egress: Egress,
     pub endpoints: Vec<Endpoint>,
     /// (IP protocol, local port) -> endpoint.
-    pub by_port: HashMap<(u8, u16), usize>,
+    pub by_port: HashMap<(u8, u16), usize, BuildHasherDefault<PortHasher>>,
     /// IPv4 identification of the next packet.
     pub next_id: u16,
 }
@@ -117,7 +144,7 @@ impl Host {
             mac: [2, 0, 0, 1, ((index + 1) >> 8) as u8, (index + 1) as u8],
             egress: Egress::default(),
             endpoints: Vec::new(),
-            by_port: HashMap::new(),
+            by_port: HashMap::default(),
             next_id: 0,
         }
     }

@@ -102,8 +102,9 @@ pub struct Router {
     pub sw: Switch,
     /// The wake-up event scheduled for it (engine µs), if any.
     pub armed: Option<u64>,
-    /// port -> the link direction leaving it.
-    pub out: HashMap<u32, Direction>,
+    /// port -> the link direction leaving it (indexed by port: a lookup per
+    /// frame the router sends).
+    pub out: Vec<Option<Direction>>,
 }
 
 impl Router {
@@ -157,10 +158,15 @@ impl Router {
             sw.set_port_rate(port, Rate::Bps(d.rate_bps))
                 .map_err(|e| ScenarioError::new(field.clone(), e.to_string()))?;
         }
+        let size = out.keys().max().map_or(0, |&p| p as usize + 1);
+        let mut by_port = vec![None; size];
+        for (&port, d) in &out {
+            by_port[port as usize] = Some(*d);
+        }
         Ok(Router {
             sw,
             armed: None,
-            out,
+            out: by_port,
         })
     }
 }

@@ -638,7 +638,7 @@ impl Simulator {
         let router = &mut self.routers[r];
         router.sw.poll_into(engine_us(now), &mut self.frames);
         for f in self.frames.drain(..) {
-            let Some(d) = router.out.get(&f.port) else {
+            let Some(Some(d)) = router.out.get(f.port as usize) else {
                 *self
                     .drops
                     .entry((Node::Router(r, f.port), "unconnected_port"))

@@ -507,7 +507,12 @@ impl Switch {
     pub fn poll_into(&mut self, now_us: u64, out: &mut Vec<Frame>) {
         let now = now_us.max(self.now);
         self.advance(now);
-        out.append(&mut self.out);
+        if out.is_empty() {
+            // Hands the frames over without copying them; `out`'s room stays here.
+            std::mem::swap(out, &mut self.out);
+        } else {
+            out.append(&mut self.out);
+        }
     }
 
     /// Gives a polled frame's buffer back for a later frame to reuse (keeps
