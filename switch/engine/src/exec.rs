@@ -126,11 +126,49 @@ pub(crate) struct Flags {
 #[derive(Debug, Clone)]
 pub(crate) struct Pkt {
     pub phv: Phv,
-    /// Bytes after the parsed headers.
-    pub payload: Vec<u8>,
+    /// The frame as parsed: its headers, then from `payload_at` the payload
+    /// (kept whole so the deparser can write new headers in front of the
+    /// payload instead of copying it).
+    pub frame: Vec<u8>,
+    pub payload_at: usize,
     /// Packet length as counters and meters see it.
     pub len: usize,
     pub flags: Flags,
+}
+
+impl Pkt {
+    /// The bytes after the parsed headers.
+    pub fn payload(&self) -> &[u8] {
+        &self.frame[self.payload_at..]
+    }
+
+    /// Keeps `data` whole, the payload from byte `start`.
+    pub fn set_frame(&mut self, data: &[u8], start: usize) {
+        self.frame.clear();
+        self.frame.extend_from_slice(data);
+        self.payload_at = start;
+    }
+
+    /// Makes `out`, which holds the `n` header bytes the deparser wrote, the
+    /// whole frame: headers, then the payload. When the headers fit where the
+    /// parsed ones were (a router rewrites fields, it rarely adds headers),
+    /// they are written there and the frame's buffer becomes `out`, so the
+    /// payload is not copied; `pkt` keeps `out`'s old buffer.
+    pub fn finish_deparse(&mut self, out: &mut Vec<u8>, n: usize) {
+        let at = self.payload_at;
+        if n <= at {
+            self.frame[at - n..at].copy_from_slice(&out[..n]);
+            std::mem::swap(out, &mut self.frame);
+            if at > n {
+                out.drain(..at - n);
+            }
+            self.frame.clear();
+            self.payload_at = 0;
+        } else {
+            out.truncate(n);
+            out.extend_from_slice(&self.frame[at..]);
+        }
+    }
 }
 
 pub(crate) const MAX_PARSE_STATES: usize = 4096;
@@ -283,8 +321,7 @@ pub(crate) fn parse(p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) {
     }
     p.set_opt(&mut pkt.phv, p.sm.parser_error, error);
     let start = (cur / 8).min(data.len());
-    pkt.payload.clear();
-    pkt.payload.extend_from_slice(&data[start..]);
+    pkt.set_frame(data, start);
 }
 
 /// Byte-padded key -> concatenation of the components' real widths.
@@ -428,13 +465,13 @@ pub(crate) fn emit_header(p: &Program, phv: &Phv, h: u32, out: &mut Vec<u8>) {
 #[inline(never)]
 pub(crate) fn deparse(p: &Program, pkt: &Pkt, out: &mut Vec<u8>) {
     out.clear();
-    out.reserve(pkt.len.max(pkt.payload.len()) + 64);
+    out.reserve(pkt.len.max(pkt.payload().len()) + 64);
     for &h in &p.deparser {
         if pkt.phv.valid[h as usize] {
             emit_header(p, &pkt.phv, h, out);
         }
     }
-    out.extend_from_slice(&pkt.payload);
+    out.extend_from_slice(pkt.payload());
 }
 
 /// Evaluates a calculation on the packet.
@@ -503,7 +540,7 @@ fn feed<S: Sink>(p: &Program, pkt: &Pkt, inputs: &[CalcIn], sink: &mut S) {
                         feed_header(p, &pkt.phv, h, sink);
                     }
                 }
-                sink.push_bytes(&pkt.payload);
+                sink.push_bytes(pkt.payload());
             }
         }
     }
@@ -1043,4 +1080,37 @@ fn pop_front(p: &Program, phv: &mut Phv, stacks: &[u32], counter: u32, n: usize)
     }
     let nx = &mut phv.stack_next[counter as usize];
     *nx = (*nx as usize).saturating_sub(n) as u32;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkt(frame: &[u8], payload_at: usize) -> Pkt {
+        Pkt {
+            phv: Phv::new(0, &[], 0, 0),
+            frame: frame.to_vec(),
+            payload_at,
+            len: frame.len(),
+            flags: Flags::default(),
+        }
+    }
+
+    #[test]
+    fn deparsed_headers_go_in_front_of_the_payload_whatever_their_length() {
+        // Parsed headers "hhhh", payload "data"; the deparser wrote `new`
+        // into a buffer with stale bytes after it.
+        for new in [&b"HHHH"[..], b"HH", b"", b"HHHHHH"] {
+            let mut p = pkt(b"hhhhdata", 4);
+            let mut out = new.to_vec();
+            out.extend_from_slice(b"stale");
+            p.finish_deparse(&mut out, new.len());
+            assert_eq!(out, [new, b"data"].concat(), "{new:?}");
+        }
+        // Headers written in place: the packet keeps the other buffer, empty.
+        let mut p = pkt(b"hhhhdata", 4);
+        let mut out = b"HHHH".to_vec();
+        p.finish_deparse(&mut out, 4);
+        assert!(p.frame.is_empty() && p.payload().is_empty());
+    }
 }

@@ -244,7 +244,8 @@ mod tests {
                     st.registers = reference.registers.clone();
                     let mut expected = Pkt {
                         phv,
-                        payload: Vec::new(),
+                        frame: Vec::new(),
+                        payload_at: 0,
                         len: 100,
                         flags: Flags::default(),
                     };

@@ -259,8 +259,7 @@ impl Jit {
             let mut env = Env { prog: p, st, pkt };
             let cur = f(vals, valid, &mut env, data.as_ptr(), data.len() as u64) as usize;
             let start = (cur / 8).min(data.len());
-            (*pkt).payload.clear();
-            (*pkt).payload.extend_from_slice(&data[start..]);
+            (*pkt).set_frame(data, start);
         }
         true
     }
@@ -276,7 +275,7 @@ impl Jit {
             .sum();
         let room = self.header_room + varbits;
         out.clear();
-        out.reserve(room + pkt.payload.len());
+        out.reserve(room + pkt.payload().len());
         let pkt: *mut Pkt = pkt;
         // SAFETY: as in `run`; `out` has room for every deparser entry's
         // fixed part and variable-length field, and the 8 bytes the last word may
@@ -288,7 +287,7 @@ impl Jit {
             let n = f(vals, valid, &mut env, out.as_mut_ptr()) as usize;
             debug_assert!(n + 8 <= room, "the deparser wrote past its room");
             out.set_len(n);
-            out.extend_from_slice(&(*pkt).payload);
+            (*pkt).finish_deparse(out, n);
         }
         true
     }
@@ -343,7 +342,8 @@ mod tests {
             }
             let pkt = Pkt {
                 phv,
-                payload: vec![1, 2, 3],
+                frame: vec![1, 2, 3],
+                payload_at: 0,
                 len: 64,
                 flags: Flags::default(),
             };

@@ -592,12 +592,17 @@ impl Switch {
         }
     }
 
+    /// A packet with a reset header vector; its frame buffer is the spare
+    /// buffer given back last (the deparser hands that same buffer out).
     fn get_pkt(&mut self) -> Box<Pkt> {
+        let mut frame = self.spare_bufs.pop().unwrap_or_default();
+        frame.clear();
         match self.pool.pop() {
             Some(mut p) => {
                 p.phv.reset(&self.prog.valid_init);
                 p.flags = Flags::default();
-                p.payload.clear();
+                p.frame = frame;
+                p.payload_at = 0;
                 p
             }
             None => Box::new(Pkt {
@@ -607,14 +612,19 @@ impl Switch {
                     self.prog.stacks.len(),
                     self.prog.n_varbits,
                 ),
-                payload: Vec::new(),
+                frame,
+                payload_at: 0,
                 len: 0,
                 flags: Flags::default(),
             }),
         }
     }
 
-    fn put_pkt(&mut self, p: Box<Pkt>) {
+    fn put_pkt(&mut self, mut p: Box<Pkt>) {
+        let frame = std::mem::take(&mut p.frame);
+        if frame.capacity() > 0 && self.spare_bufs.len() < SPARE_BUFFERS {
+            self.spare_bufs.push(frame);
+        }
         if self.pool.len() < 4096 {
             self.pool.push(p);
         }
@@ -749,7 +759,7 @@ impl Switch {
                     for r in reps {
                         let mut c = self.get_pkt();
                         c.phv.copy_from(&pkt.phv);
-                        c.payload.extend_from_slice(&pkt.payload);
+                        c.set_frame(pkt.payload(), 0);
                         c.len = pkt.len;
                         let p = &self.prog;
                         p.set_opt(&mut c.phv, p.sm.egress_rid, r.rid as Val);
@@ -901,7 +911,7 @@ impl Switch {
                         for &(f, v) in &keep {
                             c.phv.vals[f as usize] = v;
                         }
-                        c.payload.extend_from_slice(&pkt.payload);
+                        c.set_frame(pkt.payload(), 0);
                         c.len = pkt.len;
                         let p = &self.prog;
                         p.set_opt(
