@@ -87,7 +87,8 @@ def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, Any]:
     return spec
 
 
-def _router_spec(plan: RouterPlan) -> dict[str, Any]:
+def router_spec(plan: RouterPlan) -> dict[str, Any]:
+    """A router's plan in the simulator's router format (sim/netsim/README.md)."""
     config = plan.config.router
     return {
         "name": plan.name,
@@ -226,7 +227,7 @@ def build_scenario(topo: Topology, plans: list[RouterPlan], seed: int = 0) -> di
         "seed": seed,
         "duration_ns": _ns(topo.duration_s + DRAIN_S),
         "sample": {"interval_ns": _ns(topo.poll_interval_s), "registers": list(SAMPLE_REGISTERS)},
-        "routers": [_router_spec(p) for p in plans],
+        "routers": [router_spec(p) for p in plans],
         "hosts": [{"name": h, "address": topo.host_address(h)[0]} for h in topo.hosts],
         "links": _links(topo),
         "flows": [_flow(f) for f in topo.flows],

@@ -15,9 +15,8 @@ import sys
 from typing import Any
 
 from ratelab_ctl.configfile import ConfigError
-from ratelab_ctl.switch_options import MIN_SWITCH_QUEUE
-from ratelab_model.p4_entries import all_entries
 from ratelab_net.routers import plan_routers
+from ratelab_net.sim_scenario import router_spec
 from ratelab_net.topology import load_variants
 
 
@@ -25,27 +24,7 @@ def router_plans(path: str, overrides: list[str]) -> dict[str, Any]:
     """{"routers": [...], "hosts": [{"name", "address"}, ...]} of the topology file at `path`
     (its first variant, if it has variants) with `overrides` (KEY=VALUE) applied."""
     topo = load_variants(path, overrides)[0][1]
-    routers = []
-    for plan in plan_routers(topo):
-        config = plan.config.router
-        routers.append(
-            {
-                "name": plan.name,
-                "entries": [
-                    {
-                        "table": e.table,
-                        "key": [list(k) if isinstance(k, tuple) else k for k in e.key],
-                        "action": e.action,
-                        "params": list(e.params),
-                    }
-                    for e in all_entries(config)
-                ],
-                "ports": [
-                    {"port": p.port, "queue_depth": max(MIN_SWITCH_QUEUE, 2 * p.queue_limit)}
-                    for p in config.ports
-                ],
-            }
-        )
+    routers = [router_spec(plan) for plan in plan_routers(topo)]
     hosts = [{"name": h, "address": topo.host_address(h)[0]} for h in topo.hosts]
     return {"routers": routers, "hosts": hosts}
 
