@@ -30,6 +30,7 @@ from ratelab_hosts.drivers import DriverError
 from ratelab_hosts.loop import StopSignal
 from ratelab_hosts.raw_link import RawLink, plan_link
 from ratelab_hosts.tcp_driver import CONNECT_TIMEOUT_US, DRAIN_TIMEOUT_US, NOTSENT_LOWAT
+from ratelab_hosts.tcp_driver import RUN_KEYS as KERNEL_RUN_KEYS
 from ratelab_hosts.tcp_traffic import BULK_WRITE, STREAM_WRITE_MAX, TcpSchedule, TcpSendConfig
 
 NS_PER_US = 1_000
@@ -350,20 +351,7 @@ def stack_tcp_send(
 
 
 RUN_KEYS = (
-    "state",
-    "error",
-    "established_monotonic_s",
-    "send_span_s",
-    "elapsed_s",
-    "bytes_sent",
-    "retransmissions",
-    "bytes_acked",
-    "ssthresh_changes",
-    "rtt_min_us",
-    "rtt_mean_us",
-    "rtt_max_us",
-    "goodput_bps",
-    "samples",
+    *KERNEL_RUN_KEYS,
     "rtos",
     "spurious_rtos",
     "malformed",

@@ -167,7 +167,7 @@ def tcp_send(dst: tuple[str, int], config: TcpSendConfig, stop: StopSignal) -> d
         }
         if not _connect(sock, dst, stop):
             # the same keys as a run that connected, so readers need no special case
-            flow.update(dict.fromkeys(_RUN_KEYS), state="failed", error="interrupted")
+            flow.update(dict.fromkeys(RUN_KEYS), state="failed", error="interrupted")
             flow.update(bytes_sent=0, ssthresh_changes=0, samples=[])
             return flow
         flow["src"] = _endpoint(sock.getsockname())
@@ -277,11 +277,12 @@ def _run_connection(
         else None,
         "samples": recorder.samples,
     }
-    assert tuple(result) == _RUN_KEYS
+    assert tuple(result) == RUN_KEYS
     return result
 
 
-_RUN_KEYS = (
+# The run's keys of a tcp-send flow, in order (the ratelab stack's driver adds its own).
+RUN_KEYS = (
     "state",
     "error",
     "established_monotonic_s",
