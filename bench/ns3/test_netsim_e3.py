@@ -12,13 +12,13 @@ order is checked (within 4x).
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import compare_e3
 import e1_scenario
 import pytest
+from build_programs import build
 
 ROOT = Path(__file__).resolve().parents[2]
 NS3_BINARY = ROOT / "build/ns3/e3_dumbbell"
@@ -29,18 +29,7 @@ DURATION_S = 3.0
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Both simulators and router.p4 compiled, as make and cargo would (incrementally)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    subprocess.run(
-        ["make", "-s", "--no-print-directory", str(NS3_BINARY.relative_to(ROOT))],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-    subprocess.run(
-        ["cargo", "build", "--quiet", "-p", "ratelab-netsim", "--bin", "ratelab-netsim"],
-        cwd=ROOT,
-        check=True,
-    )
+    build(NS3_BINARY, "ratelab-netsim", "ratelab-netsim")
     out = tmp_path_factory.mktemp("router")
     subprocess.run(
         [str(ROOT / ".venv/bin/ratelab-p4c"), "-o", str(out), str(ROOT / "p4src/router.p4")],

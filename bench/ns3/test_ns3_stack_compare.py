@@ -3,12 +3,12 @@ write well-formed, plausible traces; bad input gives a one-line error."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import compare
 import pytest
+from build_programs import build
 
 ROOT = Path(__file__).resolve().parents[2]
 NS3_BINARY = ROOT / "build/ns3/stack_dumbbell"
@@ -19,19 +19,7 @@ DURATION_S = 3.0
 @pytest.fixture(scope="module")
 def binaries() -> dict[str, Path]:
     """Build both programs as make and cargo would (incrementally)."""
-    # a make that runs this test must not hand its jobserver to the inner make
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    subprocess.run(
-        ["make", "-s", "--no-print-directory", str(NS3_BINARY.relative_to(ROOT))],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
-    subprocess.run(
-        ["cargo", "build", "--quiet", "-p", "ratelab-stack", "--bin", "ratelab-stack-dumbbell"],
-        cwd=ROOT,
-        check=True,
-    )
+    build(NS3_BINARY, "ratelab-stack", "ratelab-stack-dumbbell")
     return {"ns-3": NS3_BINARY, "ratelab": RATELAB_BINARY}
 
 
