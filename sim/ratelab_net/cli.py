@@ -167,6 +167,8 @@ def _flow_line(topo: Topology, flow: Flow) -> str:
     if tcp is None:
         return f"{line}, {window}"
     line += f" {flow.cc} {flow.pattern}, {tcp.stack} stack"
+    if flow.transfer_bytes is not None:
+        line += f", a transfer of {flow.transfer_bytes} bytes"
     if tcp.stack == "ratelab":
         knobs = {
             "iw": tcp.iw,

@@ -203,6 +203,11 @@ def results_frames(raw: dict[str, Any]) -> Results:
             row.update({f"{kind}_{c}": part.get(c) for c in cols})
         rows.append(row)
     flows = _frame(rows, flow_cols)
+    # a TCP transfer read in full: its start (SYN) to the last byte read, else NA
+    completion = [f.get("completion_ns") for f in raw["flows"]]
+    flows["completion_s"] = pd.array(
+        [None if c is None else c / 1e9 for c in completion], dtype="Float64"
+    )
     for col in flow_cols[7:]:
         if col in ("tcp_goodput_bps",):
             flows[col] = flows[col].astype("Float64")

@@ -173,6 +173,8 @@ def _flow(flow: Flow) -> dict[str, Any]:
             }
         elif flow.pattern == "stream":
             app = {"kind": "stream", "rate_bps": flow.rate_bps}
+        elif flow.transfer_bytes is not None:  # `bytes`: a transfer, then close
+            app = {"kind": "transfer", "bytes": flow.transfer_bytes}
         else:
             app = {"kind": "bulk"}
         tcp: dict[str, Any] = {"cc": flow.cc, "app": app}

@@ -49,6 +49,7 @@ _FLOW_KEYS = (
     "on",
     "off",
     "size",
+    "bytes",
     "interval",
     "start",
     "stop",
@@ -151,6 +152,7 @@ class Flow:
     stop_s: float
     node: yaml.Node
     tcp: TcpOptions | None = None  # tcp flows only
+    transfer_bytes: int | None = None  # tcp: write this many bytes, then close
 
 
 @dataclass
@@ -604,6 +606,13 @@ def _flow(
         if not text.isdigit() or not 100 <= int(text) <= 1500:
             raise _err(f["size"], f"{path}.size", "expected an IPv4 packet size 100..1500")
         size = int(text)
+    transfer = None
+    if "bytes" in f:
+        if transport != "tcp":
+            raise _err(f["bytes"], f"{path}.bytes", "only tcp flows have a transfer size")
+        if pattern != "bulk":
+            raise _err(f["bytes"], f"{path}.bytes", "a transfer needs pattern: bulk")
+        transfer = _transfer_bytes(r, f["bytes"], f"{path}.bytes")
     interval = r.seconds(f["interval"], f"{path}.interval", False) if "interval" in f else 0.1
     start = r.seconds(f["start"], f"{path}.start") if "start" in f else 0.0
     stop = r.seconds(f["stop"], f"{path}.stop") if "stop" in f else duration
@@ -626,7 +635,36 @@ def _flow(
         stop,
         item,
         tcp,
+        transfer,
     )
+
+
+# A transfer size: `180kB`, `64KiB`, `2MB`, `1448B`, plain bytes, or `1500x1448`
+# (segments x bytes each, as the studies give their transfers).
+_BYTES = re.compile(r"^(\d+(?:\.\d+)?)\s*(B|kB|KiB|MB|MiB|GB|GiB)?$")
+_SEGMENTS = re.compile(r"^(\d+)\s*x\s*(\d+)$")
+_BYTE_UNITS = {"B": 1, "kB": 10**3, "KiB": 2**10, "MB": 10**6, "MiB": 2**20, "GB": 10**9}
+_BYTE_UNITS["GiB"] = 2**30
+MAX_TRANSFER = 2**40  # bytes; far above any study's transfer, below 64-bit trouble
+
+
+def _transfer_bytes(r: _Reader, node: yaml.Node, path: str) -> int:
+    expected = "a size like 180kB, 64KiB, 1500x1448 (segments x bytes) or plain bytes"
+    text = r.scalar(node, path, expected).strip()
+    segments = _SEGMENTS.match(text)
+    if segments:
+        value = int(segments.group(1)) * int(segments.group(2))
+    else:
+        m = _BYTES.match(text)
+        if not m:
+            raise _err(node, path, f"expected {expected}, got {text!r}")
+        exact = float(m.group(1)) * _BYTE_UNITS[m.group(2) or "B"]
+        value = round(exact)
+        if abs(exact - value) > 1e-6:
+            raise _err(node, path, f"expected a whole number of bytes, got {text!r}")
+    if not 1 <= value <= MAX_TRANSFER:
+        raise _err(node, path, f"expected 1 byte to 1TiB, got {text!r}")
+    return value
 
 
 def _tcp_options(

@@ -125,6 +125,8 @@ def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Comman
                 pattern += ["--on", f"{flow.on_s:g}", "--off", f"{flow.off_s:g}"]
             if flow.pattern == "stream":
                 pattern += ["--rate", rate]
+            if flow.transfer_bytes is not None:  # a transfer: it closes when written
+                pattern += ["--bytes", str(flow.transfer_bytes)]
             stack = ratelab_stack_args(topo, flow)
             senders.append(
                 _sender(flow, 3000 + i, out, "tcp-send", *stack, "--dst", listen,

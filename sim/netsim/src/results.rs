@@ -62,6 +62,9 @@ pub struct FlowResult {
     pub goodput_bps: f64,
     /// Mean one-way delay at the receiving application (0 if none).
     pub one_way_delay_mean_ns: f64,
+    /// A TCP transfer (`app.kind` `transfer`) the receiver read in full: from
+    /// the flow's `start_ns` (its SYN) to the last byte read; null otherwise.
+    pub completion_ns: Option<Nanos>,
     pub tcp: Option<TcpResult>,
     pub udp: Option<UdpResult>,
     pub rbcc: Option<RbccResult>,
@@ -177,7 +180,7 @@ impl Results {
         let mut s = String::from(
             "flow,from,to,transport,bytes_received,goodput_bps,one_way_delay_mean_ns,\
              bytes_acked,srtt_ns,min_rtt_ns,retransmissions,rtos,udp_sent,udp_lost,\
-             rbcc_rate,rbcc_bottle_node,rbcc_lost\n",
+             rbcc_rate,rbcc_bottle_node,rbcc_lost,completion_ns\n",
         );
         for f in &self.flows {
             let t = f.tcp.as_ref();
@@ -185,7 +188,7 @@ impl Results {
             let r = f.rbcc.as_ref();
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                 f.name,
                 f.from,
                 f.to,
@@ -203,6 +206,7 @@ impl Results {
                 opt(r.map(|r| u64::from(r.rate))),
                 opt(r.map(|r| u64::from(r.bottle_node))),
                 opt(r.map(|r| r.lost)),
+                opt(f.completion_ns),
             );
         }
         s

@@ -14,7 +14,7 @@ use crate::results::{
     RbccResult, Results, TcpResult, UdpResult,
 };
 use crate::router::{engine_us, Router};
-use crate::scenario::{Scenario, ScenarioError};
+use crate::scenario::{AppSpec, Scenario, ScenarioError};
 use crate::seeds::{derive, Kind};
 use crate::topology::{Direction, Node, Topology};
 use ratelab_engine::{Frame, TraceCursor};
@@ -748,6 +748,7 @@ impl Simulator {
             bytes_received: 0,
             goodput_bps: 0.0,
             one_way_delay_mean_ns: 0.0,
+            completion_ns: None,
             tcp: None,
             udp: None,
             rbcc: None,
@@ -758,6 +759,11 @@ impl Simulator {
                 r.bytes_received = sink.bytes;
                 r.goodput_bps = sink.goodput_bps().unwrap_or(0.0);
                 r.one_way_delay_mean_ns = sink.delay.mean().unwrap_or(0.0);
+                if let Some(AppSpec::Transfer { bytes, .. }) = f.tcp.as_ref().map(|t| &t.app) {
+                    if sink.bytes >= *bytes {
+                        r.completion_ns = sink.last_byte_at.map(|t| t - f.start_ns);
+                    }
+                }
             }
             EndpointKind::UdpReceiver(sink) => {
                 r.bytes_received = sink.bytes;
