@@ -1,10 +1,12 @@
-/* ratelab router (P4_16, v1model): IPv4 forwarding, queue admission (FIFO or
- * RED per port), RBCC rate stamping with the ABT, per-port counters.
+/* ratelab router (P4_16, v1model): IPv4 forwarding, classification into
+ * strict-priority queues, queue admission (FIFO or RED per queue), RBCC rate
+ * stamping with the ABT, per-port counters.
  *
  * The reference model (model/ratelab_model) defines correct behaviour and
  * docs/ROUTER_MODEL.md maps its state to the tables, registers and counters
  * below. Pipeline, all in ingress once the egress port is known:
- * forwarding -> queue admission -> RBCC (admitted RBCC packets only). */
+ * forwarding -> classification -> queue admission -> RBCC (admitted RBCC
+ * packets only). */
 
 #include <core.p4>
 #include <v1model.p4>
@@ -13,6 +15,7 @@
 #include "include/headers.p4"
 #include "include/parser.p4"
 #include "include/queue_state.p4"
+#include "include/classify.p4"
 #include "include/aqm.p4"
 #include "include/rbcc.p4"
 
@@ -26,6 +29,7 @@ control RouterIngress(inout headers_t hdr, inout metadata_t meta,
     counter(MAX_PORTS, CounterType.packets) drop_ttl_expired;
     counter(MAX_PORTS, CounterType.packets) drop_no_route;
 
+    Classify() classify;
     QueueAdmission() admission;
     Rbcc() rbcc;
 
@@ -87,8 +91,11 @@ control RouterIngress(inout headers_t hdr, inout metadata_t meta,
         bit<32> in_port = (bit<32>)standard_metadata.ingress_port;
         packets_in.count(in_port);
 
-        /* Forwarding checks, first failure wins (docs/ROUTER_MODEL.md "Forwarding"). */
-        if (standard_metadata.parser_error != error.NoError) {
+        /* Forwarding checks, first failure wins (docs/ROUTER_MODEL.md "Forwarding").
+         * A frame that ends inside the TCP/UDP ports is not malformed: the model
+         * does not read them, only classification does (it then misses). */
+        if (standard_metadata.parser_error != error.NoError
+            && !(standard_metadata.parser_error == error.PacketTooShort && meta.l4_expected == 1)) {
             drop_malformed.count(in_port);
             drop();
             return;
@@ -129,8 +136,9 @@ control RouterIngress(inout headers_t hdr, inout metadata_t meta,
 
         bit<32> p = (bit<32>)standard_metadata.egress_spec;
         bit<48> now = standard_metadata.ingress_global_timestamp;
+        classify.apply(hdr, meta, standard_metadata);
         bit<2> decision;
-        admission.apply(meta, p, now, decision);
+        admission.apply(meta, p, meta.queue_index, now, decision);
         if (decision != ADMIT) {
             drop();
             return;
@@ -147,13 +155,15 @@ control RouterEgress(inout headers_t hdr, inout metadata_t meta,
     counter(MAX_PORTS, CounterType.packets_and_bytes) port_out;
 
     apply {
-        /* Egress runs when the packet leaves the queue. */
+        /* Egress runs when the packet leaves its queue (meta.queue_index, set
+         * in ingress, travels with it through the traffic manager). */
         bit<32> p = (bit<32>)standard_metadata.egress_port;
+        bit<32> qi = meta.queue_index;
         bit<32> q;
-        queue_length.read(q, p);
-        queue_length.write(p, q - 1);
+        queue_length.read(q, qi);
+        queue_length.write(qi, q - 1);
         if (q == 1) {
-            queue_idle_since.write(p, standard_metadata.egress_global_timestamp);
+            queue_idle_since.write(qi, standard_metadata.egress_global_timestamp);
         }
         port_out.count(p);
     }

@@ -25,7 +25,6 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ratelab_model.p4_entries import all_entries
 from ratelab_p4info import Schema, SchemaError, load_p4info
 
 from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config
@@ -36,6 +35,7 @@ from ratelab_ctl.diff import Change, initial_changes, seed_notes, summarize
 from ratelab_ctl.entities import describe, format_action
 from ratelab_ctl.hdl_driver import CoreParams, core_writes, register_name
 from ratelab_ctl.poller import Poller, SeriesWriter, summary_line
+from ratelab_ctl.priority import config_entries, priority_queues
 from ratelab_ctl.switch_options import switch_options
 
 PROG = "ratelab-ctl"
@@ -206,7 +206,7 @@ def _print_changes(schema: Schema, changes: Sequence[Change]) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.set)
-    entries = all_entries(cfg.router)
+    entries = config_entries(cfg)
     if args.p4info:
         schema = Schema.load(args.p4info)
         check_program(cfg, schema)
@@ -225,7 +225,7 @@ def cmd_push(args: argparse.Namespace) -> int:
     p4info = load_p4info(args.p4info)
     schema = Schema(p4info)
     check_program(cfg, schema)
-    changes = initial_changes(all_entries(cfg.router))
+    changes = initial_changes(config_entries(cfg))
     build_updates(schema, changes)  # every entity encodes before anything is sent
     try:
         with open(args.json, "rb") as f:
@@ -347,7 +347,7 @@ def cmd_poll(args: argparse.Namespace) -> int:
 
 def cmd_switch_args(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
-    _out(shlex.join(switch_options(cfg.router)))
+    _out(shlex.join(switch_options(cfg.router, priority_queues(cfg))))
     return 0
 
 

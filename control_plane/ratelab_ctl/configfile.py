@@ -57,7 +57,16 @@ _TOP_KEYS = (
     "next_hops",
     "routes",
 )
-_PORT_KEYS = ("mac", "rate", "delay", "queue_limit", "utilisation", "rbcc_capacity", "aqm")
+_PORT_KEYS = (
+    *("mac", "rate", "delay", "queue_limit", "utilisation", "rbcc_capacity", "aqm"),
+    *("priority_queues", "priority"),
+)
+_PRIORITY_KEYS = ("protocols", "ports", "dscp")
+# simple_switch's --priority-queues allows 8; so do router.p4 (MAX_QUEUES) and the engine
+MAX_PRIORITY_QUEUES = 8
+# IPv4 protocol names a classification rule may use (any number 0..255 works too)
+PROTOCOL_NUMBERS = {"icmp": 1, "tcp": 6, "udp": 17, "rbcc": 253}
+_PORT_RANGE = re.compile(r"^\s*([0-9]+)\s*-\s*([0-9]+)\s*$")
 _RBCC_KEYS = ("min_rate", "idle_timeout", "abt_slots", "utilisation")
 _AQM_KEYS = ("preset", "seed", "w_q", "max_p", "th_min", "th_max")
 _HOP_KEYS = ("port", "mac")
@@ -118,12 +127,28 @@ def rbcc_capacity(rate_bps: int, utilisation: Decimal) -> int:
 
 
 @dataclass(frozen=True)
+class PortPriority:
+    """A port's strict-priority queues and what goes into them (docs/CONTROLLER.md
+    "Priority queues"): (value, priority) pairs per packet field; a packet gets the
+    highest priority any of them gives it, 0 otherwise. Not in the reference model:
+    only the switch's queueing changes, never a packet or a counter's meaning."""
+
+    port: int
+    queues: int  # 1..MAX_PRIORITY_QUEUES; 1 = one FIFO, as without
+    protocols: tuple[tuple[int, int], ...] = ()  # (IPv4 protocol, priority)
+    l4_ports: tuple[tuple[int, int], ...] = ()  # (TCP/UDP port, source or destination)
+    dscp: tuple[tuple[int, int], ...] = ()  # (DSCP 0..63, priority)
+
+
+@dataclass(frozen=True)
 class ControllerConfig:
     router: RouterConfig
     ports: tuple[PortSettings, ...]
     next_hop_names: tuple[tuple[str, int], ...]  # (name, NextHop.id)
     device_id: int = 0
     address: str = DEFAULT_ADDRESS
+    # ports with more than one queue or a classification rule, in file order
+    priority: tuple[PortPriority, ...] = ()
     filename: str = field(default="<config>", compare=False)
     locations: Mapping[str, Location] = field(default_factory=dict, compare=False, repr=False)
 
@@ -397,6 +422,7 @@ class _Loader:
 
         ports: list[PortConfig] = []
         settings: list[PortSettings] = []
+        priorities: list[PortPriority] = []
         port_pairs = self.mapping(top["ports"], "ports", "a mapping of port number to port")
         if not port_pairs:
             raise self.err(top["ports"], "ports", "expected at least one port")
@@ -413,6 +439,9 @@ class _Loader:
             port, setting = self.port(number, node, path, utilisation)
             ports.append(port)
             settings.append(setting)
+            priority = self.priority(number, node, path)
+            if priority is not None:
+                priorities.append(priority)
         numbers = [p.port for p in ports]
 
         hops, hop_names = self.next_hops(top.get("next_hops"), numbers)
@@ -437,6 +466,7 @@ class _Loader:
             next_hop_names=tuple(hop_names),
             device_id=device_id,
             address=address,
+            priority=tuple(priorities),
             filename=self.filename,
             locations=dict(self.locations),
         )
@@ -507,6 +537,89 @@ class _Loader:
         port = PortConfig(number, mac, rate, queue_limit, capacity, aqm)
         explicit = "rbcc_capacity" in f
         return port, PortSettings(number, rate, utilisation, aqm_name, delay_us, explicit)
+
+    def priority(self, number: int, node: yaml.Node, path: str) -> PortPriority | None:
+        """`priority_queues` and `priority` of a port (None: neither is given)."""
+        f = self.fields(node, path, "a mapping of port settings", _PORT_KEYS, ())
+        if "priority_queues" not in f:
+            if "priority" in f:
+                raise self.err(
+                    f["priority"],
+                    f"{path}.priority",
+                    f"needs {path}.priority_queues (2..{MAX_PRIORITY_QUEUES}) to put packets in",
+                )
+            return None
+        queues = self.integer(
+            f["priority_queues"],
+            f"{path}.priority_queues",
+            1,
+            MAX_PRIORITY_QUEUES,
+            "a number of strict-priority queues",
+        )
+        if "priority" not in f:
+            return PortPriority(number, queues)
+        rules = self.fields(
+            f["priority"],
+            f"{path}.priority",
+            "a mapping of classification rules",
+            _PRIORITY_KEYS,
+            (),
+        )
+        if queues < 2:
+            raise self.err(
+                f["priority"], f"{path}.priority", "needs priority_queues of 2 or more, got 1"
+            )
+        out: dict[str, list[tuple[int, int]]] = {}
+        for kind, rule_node in rules.items():
+            rule_path = f"{path}.priority.{kind}"
+            pairs: list[tuple[int, int]] = []
+            seen: dict[int, str] = {}
+            for text, key_node, value in self.mapping(
+                rule_node, rule_path, f"a mapping of {_RULE_WHAT[kind]} to priority"
+            ):
+                level = self.integer(
+                    value,
+                    f"{rule_path}.{text}",
+                    1,
+                    queues - 1,
+                    f"a priority (priority_queues is {queues}; 0 is every other packet's)",
+                )
+                for v in self.rule_values(kind, text, key_node, f"{rule_path}.{text}"):
+                    if v in seen:
+                        raise self.err(
+                            key_node,
+                            f"{rule_path}.{text}",
+                            f"{v} is already given by {rule_path}.{seen[v]}",
+                        )
+                    seen[v] = text
+                    pairs.append((v, level))
+            out[kind] = pairs
+        return PortPriority(
+            number,
+            queues,
+            tuple(out.get("protocols", ())),
+            tuple(out.get("ports", ())),
+            tuple(out.get("dscp", ())),
+        )
+
+    def rule_values(self, kind: str, text: str, node: yaml.Node, path: str) -> list[int]:
+        """The field values a classification key stands for: a protocol (name or
+        number), a DSCP, a TCP/UDP port or a range of them `LOW-HIGH`."""
+        if kind == "protocols":
+            name = text.strip().lower()
+            if name in PROTOCOL_NUMBERS:
+                return [PROTOCOL_NUMBERS[name]]
+            expected = "an IPv4 protocol (" + ", ".join(PROTOCOL_NUMBERS) + ") or a number"
+            return [self.integer(node, path, 0, 255, expected)]
+        if kind == "dscp":
+            return [self.integer(node, path, 0, 63, "a DSCP")]
+        m = _PORT_RANGE.match(text)
+        if m is None:
+            return [self.integer(node, path, 1, 65535, "a TCP/UDP port (or LOW-HIGH)")]
+        low, high = int(m[1]), int(m[2])
+        if not 1 <= low <= high <= 65535:
+            raise self.err(node, path, f"expected a port range LOW-HIGH in 1..65535, got {text!r}")
+        return list(range(low, high + 1))
 
     def queue_limit(self, node: yaml.Node, path: str, rate: int, delay_us: int | None) -> int:
         expected = "a queue limit in packets 0..65535, or NxBDP like 2xBDP"
@@ -632,6 +745,13 @@ class _Loader:
                 raise self.err(value, path, f"expected a next hop name ({known}), got {name!r}")
             routes.append(Route(prefix, length, hops[name]))
         return routes
+
+
+_RULE_WHAT = {
+    "protocols": "IPv4 protocol (icmp, tcp, udp, rbcc or a number)",
+    "ports": "TCP/UDP port (source or destination; LOW-HIGH for a range)",
+    "dscp": "DSCP (0..63)",
+}
 
 
 def _join(path: str, key: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from finsy.proto.p4.config.v1 import p4info_pb2
 from finsy.proto.p4.v1 import p4runtime_pb2
-from ratelab_model.p4_entries import TableEntry, all_entries, port_entries
+from ratelab_model.p4_entries import TableEntry, port_entries
 from ratelab_p4info import Schema, SchemaError, load_p4info
 
 from ratelab_ctl import counters as counters_mod
@@ -33,6 +33,7 @@ from ratelab_ctl.entities import (
     table_read_entity,
     update_pb,
 )
+from ratelab_ctl.priority import PRIORITY_TABLES, config_entries, priority_entries
 
 # The tables a configuration fills (docs/ROUTER_MODEL.md), keyless one first.
 ROUTER_TABLE = "RouterIngress.router_config"
@@ -40,7 +41,7 @@ LPM_TABLE = "RouterIngress.ipv4_lpm"
 PORT_TABLE = "RouterIngress.port_config"
 DECAY_TABLE = "RouterIngress.admission.red_decay"
 RECIP_TABLE = "RouterIngress.rbcc.recip"
-CONFIG_TABLES = (ROUTER_TABLE, LPM_TABLE, PORT_TABLE, DECAY_TABLE, RECIP_TABLE)
+CONFIG_TABLES = (ROUTER_TABLE, LPM_TABLE, PORT_TABLE, DECAY_TABLE, RECIP_TABLE, *PRIORITY_TABLES)
 
 _KIND = {"insert": INSERT, "modify": MODIFY, "delete": DELETE}
 
@@ -72,6 +73,21 @@ def check_program(cfg: ControllerConfig, schema: Schema) -> None:
             )
     if len(r.routes) > lpm.size:
         raise cfg.error("routes", f"expected at most {lpm.size} routes, got {len(r.routes)}")
+    for priority in cfg.priority:
+        for entry in priority_entries(priority):
+            if entry.table not in schema.tables:
+                raise cfg.error(
+                    f"ports.{priority.port}.priority",
+                    f"the compiled program has no classification table {entry.table}",
+                )
+    for table in PRIORITY_TABLES:
+        count = sum(1 for p in cfg.priority for e in priority_entries(p) if e.table == table)
+        if count and count > schema.tables[table].size:
+            raise cfg.error(
+                "ports",
+                f"the priority rules need {count} entries in {table}, "
+                f"the program has {schema.tables[table].size}",
+            )
     used = 0
     for entry in port_entries(r):
         if entry.table == DECAY_TABLE:
@@ -151,7 +167,7 @@ class Controller:
         """Install a whole configuration on a freshly pushed pipeline: the router
         settings, routes, ports, RED decay tables and the reciprocal table."""
         check_program(cfg, self.schema)
-        changes = initial_changes(all_entries(cfg.router))
+        changes = initial_changes(config_entries(cfg))
         self.write_changes(changes)
         self.log(f"configuration applied: {summarize(changes, tables=True)}")
         return changes
@@ -190,7 +206,7 @@ class Controller:
         """(installed entries, the changes that would make the switch hold `cfg`)."""
         check_program(cfg, self.schema)
         installed = self.installed_entries()
-        return installed, diff_entries(installed, all_entries(cfg.router))
+        return installed, diff_entries(installed, config_entries(cfg))
 
     def reconcile(self, cfg: ControllerConfig) -> list[Change]:
         """Diff the switch's actual entries against `cfg` and write the difference."""

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ratelab_model.p4_entries import TableEntry, all_entries
+from ratelab_model.p4_entries import TableEntry
 
 from ratelab_ctl.configfile import ControllerConfig
+from ratelab_ctl.priority import config_entries
 
 ChangeKind = Literal["insert", "modify", "delete"]
 _ORDER = {"delete": 0, "modify": 1, "insert": 2}
@@ -71,7 +72,7 @@ def summarize(changes: Sequence[Change], tables: bool = False) -> str:
 
 
 def diff_configs(old: ControllerConfig, new: ControllerConfig) -> list[Change]:
-    return diff_entries(all_entries(old.router), all_entries(new.router))
+    return diff_entries(config_entries(old), config_entries(new))
 
 
 PORT_TABLE = "RouterIngress.port_config"

@@ -416,7 +416,14 @@ def core_writes(
     port_map: Mapping[int, int] | None = None,
 ) -> list[Write]:
     """`config_writes` for a loaded configuration file: a setting the core cannot
-    hold is a ConfigError at its position in the file."""
+    hold is a ConfigError at its position in the file. The core has one FIFO per
+    port (hdl/README.md): strict-priority queues are refused, not dropped."""
+    for p in cfg.priority:
+        if p.queues > 1:
+            raise cfg.error(
+                f"ports.{p.port}.priority_queues",
+                "the Verilog core has one queue per port, no strict-priority queues",
+            )
     try:
         return config_writes(cfg.router, params, port_map)
     except CoreFitError as e:

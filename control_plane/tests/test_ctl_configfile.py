@@ -197,7 +197,7 @@ def test_other_forms() -> None:
         (
             edit(7, "    colour: red", insert=True),
             "r.yaml:7:5: error: ports.1.colour: unknown key; expected one of: mac, rate, delay, "
-            "queue_limit, utilisation, rbcc_capacity, aqm",
+            "queue_limit, utilisation, rbcc_capacity, aqm, priority_queues, priority",
         ),
         (
             "rooter_id: 1\n" + BASE,
@@ -287,7 +287,7 @@ def test_overrides_change_settings() -> None:
         (
             "ports.1.rat=1gbit",
             "<command line>:1:13: error: ports.1.rat: unknown key; expected one of: mac, rate, "
-            "delay, queue_limit, utilisation, rbcc_capacity, aqm",
+            "delay, queue_limit, utilisation, rbcc_capacity, aqm, priority_queues, priority",
         ),
         ("ports.1", "<command line>:1:1: error: expected key=value, got 'ports.1'"),
         (

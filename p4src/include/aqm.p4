@@ -1,5 +1,10 @@
 /* Queue admission at egress port p: RED (if enabled) then the queue limit.
- * The integer steps are docs/ROUTER_MODEL.md "RED", step for step. */
+ * The integer steps are docs/ROUTER_MODEL.md "RED", step for step.
+ * Each strict-priority queue of a port (classify.p4) is admitted on its own:
+ * queue state, RED average, count and random state are indexed by the
+ * queue's index qi (= p on queue 0), with the port's limit and RED
+ * parameters, as simple_switch gives every priority queue the port's depth;
+ * the drop counters and the decay table stay per port. */
 #ifndef RATELAB_AQM_P4
 #define RATELAB_AQM_P4
 
@@ -8,16 +13,16 @@ const bit<2> DROP_QUEUE_FULL = 1;
 const bit<2> DROP_RED_EARLY = 2;
 const bit<2> DROP_RED_FORCED = 3;
 
-control QueueAdmission(inout metadata_t meta, in bit<32> p, in bit<48> now,
-                       out bit<2> decision) {
-    register<bit<32>>(MAX_PORTS) red_avg;          /* Q16.16 packets */
+control QueueAdmission(inout metadata_t meta, in bit<32> p, in bit<32> qi,
+                       in bit<48> now, out bit<2> decision) {
+    register<bit<32>>(MAX_PORTS * MAX_QUEUES) red_avg;          /* Q16.16 packets */
     /* count + 1 (mod 2^32): the register's initial 0 is the model's count = -1 */
-    register<bit<32>>(MAX_PORTS) red_count_plus1;
+    register<bit<32>>(MAX_PORTS * MAX_QUEUES) red_count_plus1;
     /* xorshift state; 0 = not yet seeded from port_config */
-    register<bit<32>>(MAX_PORTS) red_rng;
+    register<bit<32>>(MAX_PORTS * MAX_QUEUES) red_rng;
     /* Gauges for the controller: q and avg seen by the last arrival. */
-    register<bit<32>>(MAX_PORTS) last_q;
-    register<bit<32>>(MAX_PORTS) last_avg;
+    register<bit<32>>(MAX_PORTS * MAX_QUEUES) last_q;
+    register<bit<32>>(MAX_PORTS * MAX_QUEUES) last_avg;
 
     counter(MAX_PORTS, CounterType.packets) drop_queue_full;
     counter(MAX_PORTS, CounterType.packets) drop_red_early;
@@ -41,8 +46,8 @@ control QueueAdmission(inout metadata_t meta, in bit<32> p, in bit<48> now,
     apply {
         bit<32> q;
         bit<32> avg;
-        queue_length.read(q, p);
-        red_avg.read(avg, p);
+        queue_length.read(q, qi);
+        red_avg.read(avg, qi);
         decision = ADMIT;
 
         if (meta.port.red_enabled == 1) {
@@ -55,7 +60,7 @@ control QueueAdmission(inout metadata_t meta, in bit<32> p, in bit<48> now,
                 }
             } else {
                 bit<48> idle_since;
-                queue_idle_since.read(idle_since, p);
+                queue_idle_since.read(idle_since, qi);
                 bit<48> idle = now - idle_since;
                 bit<64> idle32 = (idle > 0xFFFFFFFF) ? 64w0xFFFFFFFF : (bit<64>)idle;
                 bit<64> m = (idle32 * (bit<64>)meta.port.s_recip) >> 32;
@@ -67,10 +72,10 @@ control QueueAdmission(inout metadata_t meta, in bit<32> p, in bit<48> now,
                 red_decay.apply();
                 avg = (bit<32>)(((bit<64>)avg * (bit<64>)meta.decay) >> 16);
             }
-            red_avg.write(p, avg);
+            red_avg.write(qi, avg);
 
             bit<32> count1;
-            red_count_plus1.read(count1, p);
+            red_count_plus1.read(count1, qi);
             if (avg < meta.port.th_min16) {
                 count1 = 0;
             } else if (avg >= meta.port.th_max16) {
@@ -87,31 +92,31 @@ control QueueAdmission(inout metadata_t meta, in bit<32> p, in bit<48> now,
                     decision = DROP_RED_EARLY;
                 } else {
                     bit<32> rng;
-                    red_rng.read(rng, p);
+                    red_rng.read(rng, qi);
                     if (rng == 0) {
                         rng = (meta.port.seed == 0) ? RED_ZERO_SEED : meta.port.seed;
                     }
                     rng = rng ^ (rng << 13);
                     rng = rng ^ (rng >> 17);
                     rng = rng ^ (rng << 5);
-                    red_rng.write(p, rng);
+                    red_rng.write(qi, rng);
                     if ((bit<64>)rng * (65536 - c) < (pb16 << 32)) {
                         count1 = 1;
                         decision = DROP_RED_EARLY;
                     }
                 }
             }
-            red_count_plus1.write(p, count1);
+            red_count_plus1.write(qi, count1);
         }
 
         if (decision == ADMIT && q >= meta.port.queue_limit) {
             decision = DROP_QUEUE_FULL;
         }
-        last_q.write(p, q);
-        last_avg.write(p, avg);
+        last_q.write(qi, q);
+        last_avg.write(qi, avg);
 
         if (decision == ADMIT) {
-            queue_length.write(p, q + 1);
+            queue_length.write(qi, q + 1);
         } else if (decision == DROP_QUEUE_FULL) {
             drop_queue_full.count(p);
         } else if (decision == DROP_RED_EARLY) {

@@ -8,6 +8,12 @@
 #define MAX_PORTS 64
 #endif
 
+/* Strict-priority queues a port may have (simple_switch's --priority-queues
+ * allows 8): the per-queue registers are indexed port + MAX_PORTS * queue. */
+#ifndef MAX_QUEUES
+#define MAX_QUEUES 8
+#endif
+
 /* ABT slots shared by all ports; a power of two (RBCC.md). */
 #ifndef ABT_SLOTS
 #define ABT_SLOTS 1024
@@ -32,6 +38,10 @@
 /* Table sizes. */
 #ifndef LPM_TABLE_SIZE
 #define LPM_TABLE_SIZE 4096
+#endif
+/* Entries of each classification table (priority_*), all ports together. */
+#ifndef PRIORITY_TABLE_SIZE
+#define PRIORITY_TABLE_SIZE 1024
 #endif
 #ifndef DECAY_TABLE_SIZE
 #define DECAY_TABLE_SIZE 262144

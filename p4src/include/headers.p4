@@ -3,6 +3,8 @@
 #define RATELAB_HEADERS_P4
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<8>  IPPROTO_TCP = 6;
+const bit<8>  IPPROTO_UDP = 17;
 const bit<8>  IPPROTO_RBCC = 253;
 const bit<4>  RBCC_VERSION = 1;
 const bit<4>  RBCC_FLAG_FIN = 0x4;
@@ -33,6 +35,12 @@ header ipv4_options_t {
     varbit<320> options;
 }
 
+/* The first four bytes of a TCP or UDP header: what classification reads. */
+header l4_ports_t {
+    bit<16> src_port;
+    bit<16> dst_port;
+}
+
 /* RBCC.md "Packet format": 24 bytes after the IPv4 header and options. */
 header rbcc_t {
     bit<4>  version;
@@ -50,6 +58,7 @@ struct headers_t {
     ethernet_t     ethernet;
     ipv4_t         ipv4;
     ipv4_options_t ipv4_options;
+    l4_ports_t     l4_ports;
     rbcc_t         rbcc;
 }
 
@@ -77,6 +86,14 @@ struct metadata_t {
     bit<32> decay;          /* floor((1 - w_q)^m * 2^16); 0 on a miss */
     bit<32> recip_k;        /* key of the recip table */
     bit<64> recip;          /* floor(2^32 / k) */
+    /* Classification (classify.p4): the packet's priority at its egress port,
+     * which is also its queue there; queue_index = port + MAX_PORTS * priority
+     * indexes the per-queue registers in ingress and, carried through the
+     * traffic manager, in egress. */
+    bit<1>  l4_expected;    /* the parser went on to the TCP/UDP ports */
+    bit<6>  dscp;
+    bit<3>  class_priority; /* set by a classification table that hits */
+    bit<32> queue_index;
 }
 
 #endif

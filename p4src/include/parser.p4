@@ -19,11 +19,21 @@ parser RouterParser(packet_in pkt, out headers_t hdr, inout metadata_t meta,
         verify(hdr.ipv4.version == 4, error.ParserInvalidArgument);
         verify(hdr.ipv4.ihl >= 5, error.ParserInvalidArgument);
         pkt.extract(hdr.ipv4_options, ((bit<32>)hdr.ipv4.ihl - 5) * 32);
-        /* Only a first (or whole) fragment carries the RBCC header. */
+        /* Only a first (or whole) fragment carries the RBCC header or L4 ports. */
         transition select(hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
             (0, IPPROTO_RBCC): parse_rbcc;
+            (0, IPPROTO_TCP): parse_l4_ports;
+            (0, IPPROTO_UDP): parse_l4_ports;
             default: accept;
         }
+    }
+
+    /* Read only to classify: a frame too short for the ports is not malformed
+     * because of it (ingress forgives PacketTooShort here, see l4_expected). */
+    state parse_l4_ports {
+        meta.l4_expected = 1;
+        pkt.extract(hdr.l4_ports);
+        transition accept;
     }
 
     state parse_rbcc {
@@ -59,6 +69,7 @@ control RouterDeparser(packet_out pkt, in headers_t hdr) {
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
         pkt.emit(hdr.ipv4_options);
+        pkt.emit(hdr.l4_ports);
         pkt.emit(hdr.rbcc);
     }
 }

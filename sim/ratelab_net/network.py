@@ -23,6 +23,7 @@ from typing import Any
 
 from ratelab_ctl import units
 from ratelab_ctl.configfile import ConfigError, Location
+from ratelab_ctl.priority import priority_queues
 from ratelab_ctl.switch_options import switch_options
 from ratelab_sim.switch import QueueSetting, SwitchError, SwitchProcess
 
@@ -240,7 +241,7 @@ class Network:
             if p.peer not in self.topo.hosts:
                 _root(f"ethtool -K {ifaces[p.port]} rx off tx off sg off tso off gso off gro off")
                 _root(f"sysctl -qw net.ipv6.conf.{ifaces[p.port]}.disable_ipv6=1", check=False)
-        extra = list(switch_options(plan.config.router))
+        extra = list(switch_options(plan.config.router, priority_queues(plan.config)))
         for port, delay in sorted(link_delays(self.topo, plan).items()):
             extra += ["--link-delay", f"{port}={delay}us"]
         for port, trace in sorted(router_traces(plan).items()):

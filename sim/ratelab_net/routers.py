@@ -4,10 +4,10 @@ Port numbers: a router's links in file order get ports 1, 2, ...; MACs are
 02:00:00:00:<router>:<port> for router ports and 02:00:00:01:00:<host> for
 hosts. Routes: every host's /24 (topology.HOST_NET) is routed along a
 shortest path in router hops (ties: the lowest port). A link direction that
-leaves a router becomes that port's rate, delay, queue limit, utilisation and
-AQM; the configuration is built as YAML nodes that reuse the topology file's
-own nodes, so the controller's validation reports errors at their place in
-the topology file.
+leaves a router becomes that port's rate, delay, queue limit, utilisation,
+AQM and strict-priority queues; the configuration is built as YAML nodes that
+reuse the topology file's own nodes, so the controller's validation reports
+errors at their place in the topology file.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config_no
 
 from ratelab_net.topology import Direction, Link, Topology
 
+# what a direction leaving a router gives its port (the controller's port keys)
+_PORT_KEYS = ("rate", "delay", "queue_limit", "utilisation", "aqm", "priority_queues", "priority")
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 
@@ -114,7 +116,7 @@ def _mapping(items: list[tuple[str, yaml.Node]], at: yaml.Node) -> yaml.MappingN
 def _port_node(p: RouterPort) -> yaml.MappingNode:
     items: list[tuple[str, yaml.Node]] = [("mac", _scalar(p.mac, p.link.node))]
     nodes = dict(p.out.nodes)
-    for key in ("rate", "delay", "queue_limit", "utilisation", "aqm"):
+    for key in _PORT_KEYS:
         if key in nodes:
             items.append((key, nodes[key]))
     if "queue_limit" not in nodes:

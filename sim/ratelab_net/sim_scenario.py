@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 from ratelab_ctl import units
 from ratelab_ctl.configfile import ConfigError, Location
+from ratelab_ctl.priority import config_entries, priority_queues
 from ratelab_ctl.switch_options import MIN_SWITCH_QUEUE
-from ratelab_model.p4_entries import all_entries
 
 from ratelab_net.routers import RouterPlan, router_ports
 from ratelab_net.topology import RATELAB_CCS, Direction, Flow, Topology
@@ -90,6 +90,7 @@ def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, Any]:
 def router_spec(plan: RouterPlan) -> dict[str, Any]:
     """A router's plan in the simulator's router format (sim/netsim/README.md)."""
     config = plan.config.router
+    queues = priority_queues(plan.config)
     return {
         "name": plan.name,
         "entries": [
@@ -99,10 +100,14 @@ def router_spec(plan: RouterPlan) -> dict[str, Any]:
                 "action": e.action,
                 "params": list(e.params),
             }
-            for e in all_entries(config)
+            for e in config_entries(plan.config)
         ],
         "ports": [
-            {"port": p.port, "queue_depth": max(MIN_SWITCH_QUEUE, 2 * p.queue_limit)}
+            {
+                "port": p.port,
+                "queue_depth": max(MIN_SWITCH_QUEUE, 2 * p.queue_limit),
+                **({"priority_queues": queues[p.port]} if p.port in queues else {}),
+            }
             for p in config.ports
         ],
     }

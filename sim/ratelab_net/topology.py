@@ -4,9 +4,9 @@ per-direction rate, delay, queue limit and AQM, and the flows to run.
 Read with `yaml.compose` so that every problem is reported as
 `file:line:col: error: path: what was expected` (ratelab_ctl's ConfigError),
 before anything is built. The router settings a link carries (rate, delay,
-queue_limit, utilisation, aqm) are kept as the file's own YAML nodes and
-validated later by the controller's loader (routers.py), so their errors point
-into this file too.
+queue_limit, utilisation, aqm, priority_queues, priority) are kept as the
+file's own YAML nodes and validated later by the controller's loader
+(routers.py), so their errors point into this file too.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ PATTERNS = ("bulk", "onoff", "stream", "poisson")  # poisson: udp only
 _TOP_KEYS = ("duration", "poll_interval", "backend", "routers", "hosts", "links", "flows")
 BACKENDS = ("mininet", "sim")  # where `ratelab-net run` runs a file (docs/NET.md "Simulation")
 _ROUTER_KEYS = ("router_id", "rbcc")
-_DIRECTION_KEYS = ("rate", "trace", "delay", "queue_limit", "utilisation", "aqm")
+_DIRECTION_KEYS = (
+    *("rate", "trace", "delay", "queue_limit", "utilisation", "aqm"),
+    *("priority_queues", "priority"),  # a router port's strict-priority queues
+)
 _LINK_KEYS = ("ends", *_DIRECTION_KEYS, "forward", "reverse")
 _FLOW_KEYS = (
     "name",

@@ -107,6 +107,7 @@ class RustEngine:
         queue_rate: dict[int, tuple[str, int]] | None = None,
         link_delay: dict[int, int] | None = None,
         port_trace: dict[int, PortTrace] | None = None,
+        priority_queues: dict[int, int] | None = None,
         interfaces: dict[int, str] | None = None,
         pcap_dir: str | None = None,
         cpu_port: int | None = None,
@@ -123,6 +124,9 @@ class RustEngine:
             self._ports.set(port, link_delay_us=delay_us)
         # Applied once, when the switch is built: the trace starts then.
         self._port_trace = dict(port_trace or {})
+        # Applied once, when the switch is built (the engine refuses to change a
+        # port's queues while packets are queued on it).
+        self._priority_queues = dict(priority_queues or {})
         self._interfaces = dict(interfaces or {})
         self._pcap_dir = pcap_dir
         self._use_files = use_files
@@ -158,6 +162,8 @@ class RustEngine:
                     for port, config in ports.items():
                         _apply(sw, port, config)
                     _follow_traces(sw, self._port_trace)
+                    for port, queues in sorted(self._priority_queues.items()):
+                        sw.set_priority_queues(port, queues)
                     self._sw = sw
                 if self._dataplane is not None:
                     self._dataplane.set_switch(sw)
@@ -553,6 +559,7 @@ def open_engine(opts: DaemonOptions) -> RustEngine:
         queue_rate={p: (r.unit, r.value) for p, r in opts.queue_rate.items()},
         link_delay=opts.link_delay,
         port_trace=opts.port_trace,
+        priority_queues=opts.priority_queues,
         interfaces=opts.interfaces,
         pcap_dir=opts.pcap_dir,
         cpu_port=opts.cpu_port,

@@ -27,6 +27,7 @@ IGNORED_WITH_NOTE = {
     "dump_packet_data": "packet data is not logged",
 }
 DROP_PORT = 511  # the engine's drop port, as BMv2's default
+MAX_QUEUES = 8  # strict-priority queues per port (simple_switch's limit, the engine's)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class DaemonOptions:
     queue_rate: dict[int, QueueRate] = field(default_factory=dict)
     link_delay: dict[int, int] = field(default_factory=dict)  # µs; 0: none
     port_trace: dict[int, PortTrace] = field(default_factory=dict)
+    priority_queues: dict[int, int] = field(default_factory=dict)  # port -> 1..8 queues
     thrift_port: int | None = None  # BMv2 runtime Thrift server; None: 9090 if free
     notes: list[str] = field(default_factory=list)
 
@@ -164,6 +166,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PORT=FILE",
         help="drain a port by a mahimahi trace instead of its rate: one 1500-byte delivery "
         "opportunity per line, in ms, looping from when the program is loaded (repeatable)",
+    )
+    p.add_argument(
+        "--priority-queues",
+        action="append",
+        default=[],
+        metavar="PORT=N",
+        help="N (1..8) strict-priority queues on a port, as simple_switch's --priority-queues: "
+        "a packet joins queue min(standard_metadata.priority, N-1), the highest queue "
+        "with a packet is served first, each queue has the port's depth (repeatable)",
     )
     return p
 
@@ -369,6 +380,9 @@ def parse_options(argv: list[str], check_interfaces: bool = True) -> DaemonOptio
     for spec in args.link_delay:
         port_no, value = _port_pair(spec, "--link-delay")
         opts.link_delay[port_no] = parse_delay(value, "--link-delay")
+    for spec in args.priority_queues:
+        port_no, value = _port_pair(spec, "--priority-queues")
+        opts.priority_queues[port_no] = _int(value, "--priority-queues queues", 1, MAX_QUEUES)
     for spec in args.port_trace:
         port_no, value = _port_pair(spec, "--port-trace")
         opts.port_trace[port_no] = read_trace(value)

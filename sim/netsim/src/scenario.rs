@@ -101,6 +101,10 @@ pub struct RouterPortSpec {
     /// The engine's queue limit in packets (default 64, simple_switch's).
     #[serde(default)]
     pub queue_depth: Option<usize>,
+    /// Strict-priority queues, 1..=8 (default 1), simple_switch's
+    /// `--priority-queues`: each has `queue_depth`, the highest is served first.
+    #[serde(default)]
+    pub priority_queues: Option<usize>,
 }
 
 /// A host: one address, one link.

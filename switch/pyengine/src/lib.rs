@@ -205,6 +205,12 @@ impl Switch {
             .map_err(control_err)
     }
 
+    /// `n` (1..=8) strict-priority queues on a port, simple_switch's
+    /// `--priority-queues` (refused while packets are queued there).
+    fn set_priority_queues(&self, port: u32, n: usize) -> PyResult<()> {
+        self.sw().set_priority_queues(port, n).map_err(control_err)
+    }
+
     /// `unit` is "bps" or "pps"; 0 means unlimited.
     fn set_port_rate(&self, port: u32, unit: &str, value: u64) -> PyResult<()> {
         let rate = match (unit, value) {

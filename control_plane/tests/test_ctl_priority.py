@@ -1,0 +1,206 @@
+"""Strict-priority queues in the configuration file: the keys, the classification
+entries, the switch options, run-time diffs, what the compiled program and the
+Verilog core accept, and every class of bad value at its place in the file."""
+
+from __future__ import annotations
+
+import pytest
+from ctl_support import Compiled
+from ratelab_ctl.configfile import ConfigError, PortPriority, parse_config
+from ratelab_ctl.controller import check_program
+from ratelab_ctl.diff import diff_configs
+from ratelab_ctl.hdl_driver import core_writes
+from ratelab_ctl.priority import (
+    DST_PORT_TABLE,
+    PRIORITY_TABLES,
+    PROTOCOL_TABLE,
+    SET_PRIORITY,
+    SRC_PORT_TABLE,
+    config_entries,
+    priority_queues,
+)
+from ratelab_ctl.switch_options import switch_options
+from ratelab_model.p4_entries import TableEntry, all_entries
+
+BASE = """\
+router_id: 10.0.0.1
+ports:
+  1: {mac: 02:00:00:00:00:01, rate: 1gbit, queue_limit: 64}
+  3:
+    mac: 02:00:00:00:00:03
+    rate: 10mbit
+    queue_limit: 200
+    priority_queues: 3
+    priority: {protocols: {icmp: 2, 17: 1}, ports: {80: 1, 5000-5002: 2}, dscp: {46: 2}}
+next_hops:
+  a: {port: 1, mac: 02:00:00:00:01:01}
+  b: {port: 3, mac: 02:00:00:00:01:03}
+routes:
+  10.0.1.0/24: a
+  10.0.3.0/24: b
+"""
+RULES = "    priority: {protocols: {icmp: 2, 17: 1}, ports: {80: 1, 5000-5002: 2}, dscp: {46: 2}}"
+
+
+def error_of(text: str, overrides: tuple[str, ...] = ()) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "r.yaml", overrides)
+    return str(info.value)
+
+
+def test_rules_are_read_into_the_port() -> None:
+    cfg = parse_config(BASE, "r.yaml")
+    assert cfg.priority == (
+        PortPriority(
+            3,
+            3,
+            protocols=((1, 2), (17, 1)),
+            l4_ports=((80, 1), (5000, 2), (5001, 2), (5002, 2)),
+            dscp=((46, 2),),
+        ),
+    )
+    assert priority_queues(cfg) == {3: 3}
+
+
+def test_entries_follow_the_models() -> None:
+    cfg = parse_config(BASE, "r.yaml")
+    entries = config_entries(cfg)
+    model = all_entries(cfg.router)
+    assert entries[: len(model)] == model
+    extra = entries[len(model) :]
+    assert {e.table for e in extra} == set(PRIORITY_TABLES)
+    assert TableEntry(PROTOCOL_TABLE, (3, 1), SET_PRIORITY, (2,)) in extra
+    # a port matches as source or destination
+    for table in (SRC_PORT_TABLE, DST_PORT_TABLE):
+        assert TableEntry(table, (3, 80), SET_PRIORITY, (1,)) in extra
+        assert TableEntry(table, (3, 5001), SET_PRIORITY, (2,)) in extra
+    assert len(extra) == 2 + 1 + 2 * 4
+
+
+def test_no_priority_keys_no_entries_no_options() -> None:
+    plain = BASE.replace("    priority_queues: 3\n", "").replace(RULES + "\n", "")
+    cfg = parse_config(plain, "r.yaml")
+    assert cfg.priority == () and config_entries(cfg) == all_entries(cfg.router)
+    assert "--priority-queues" not in switch_options(cfg.router, priority_queues(cfg))
+
+
+def test_queues_without_rules() -> None:
+    cfg = parse_config(BASE.replace(RULES + "\n", ""), "r.yaml")
+    assert cfg.priority == (PortPriority(3, 3),)
+    assert config_entries(cfg) == all_entries(cfg.router)
+    opts = switch_options(cfg.router, priority_queues(cfg))
+    assert opts[-2:] == ["--priority-queues", "3=3"]
+    one = parse_config(BASE.replace(RULES + "\n", "").replace("queues: 3", "queues: 1"), "r.yaml")
+    assert priority_queues(one) == {}
+
+
+def test_a_changed_rule_is_a_minimal_diff() -> None:
+    old = parse_config(BASE, "r.yaml")
+    new = parse_config(BASE, "r.yaml", ("ports.3.priority.protocols.icmp=1",))
+    changes = diff_configs(old, new)
+    assert [(c.kind, c.entry) for c in changes] == [
+        ("modify", TableEntry(PROTOCOL_TABLE, (3, 1), SET_PRIORITY, (1,)))
+    ]
+    gone = parse_config(BASE, "r.yaml", ("ports.3.priority.ports=~",))
+    kinds = {c.kind for c in diff_configs(old, gone)}
+    assert kinds == {"delete"} and len(diff_configs(old, gone)) == 8
+
+
+def test_the_compiled_program_holds_the_rules(compiled: Compiled) -> None:
+    check_program(parse_config(BASE, "r.yaml"), compiled.schema)
+    many = BASE.replace("5000-5002", "5000-6099")
+    with pytest.raises(ConfigError, match=r"need 1101 entries in .*priority_src_port"):
+        check_program(parse_config(many, "r.yaml"), compiled.schema)
+
+
+def test_the_verilog_core_refuses_priority_queues() -> None:
+    message = (
+        "r.yaml:8:22: error: ports.3.priority_queues: the Verilog core has one queue "
+        "per port, no strict-priority queues"
+    )
+    with pytest.raises(ConfigError) as info:
+        core_writes(parse_config(BASE, "r.yaml"))
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            "ports.3.priority_queues=9",
+            "<command line>:1:25: error: ports.3.priority_queues: expected a number of "
+            "strict-priority queues in 1..8, got 9",
+        ),
+        (
+            "ports.3.priority_queues=two",
+            "<command line>:1:25: error: ports.3.priority_queues: expected a number of "
+            "strict-priority queues in 1..8, got 'two'",
+        ),
+        (
+            "ports.3.priority.protocols.icmp=3",
+            "<command line>:1:33: error: ports.3.priority.protocols.icmp: expected a priority "
+            "(priority_queues is 3; 0 is every other packet's) in 1..2, got 3",
+        ),
+        (
+            "ports.3.priority.protocols.icmp=0",
+            "<command line>:1:33: error: ports.3.priority.protocols.icmp: expected a priority "
+            "(priority_queues is 3; 0 is every other packet's) in 1..2, got 0",
+        ),
+        (
+            "ports.3.priority.protocols.icnp=1",
+            "<command line>:1:33: error: ports.3.priority.protocols.icnp: expected an IPv4 "
+            "protocol (icmp, tcp, udp, rbcc) or a number in 0..255, got 'icnp'",
+        ),
+        (
+            "ports.3.priority.protocols.1=1",
+            "<command line>:1:30: error: ports.3.priority.protocols.1: 1 is already given by "
+            "ports.3.priority.protocols.icmp",
+        ),
+        (
+            "ports.3.priority.ports.79-81=1",
+            "<command line>:1:30: error: ports.3.priority.ports.79-81: 80 is already given by "
+            "ports.3.priority.ports.80",
+        ),
+        (
+            "ports.3.priority.ports.0=1",
+            "<command line>:1:26: error: ports.3.priority.ports.0: expected a TCP/UDP port "
+            "(or LOW-HIGH) in 1..65535, got 0",
+        ),
+        (
+            "ports.3.priority.ports.90-70=1",
+            "<command line>:1:30: error: ports.3.priority.ports.90-70: expected a port range "
+            "LOW-HIGH in 1..65535, got '90-70'",
+        ),
+        (
+            "ports.3.priority.dscp.64=1",
+            "<command line>:1:26: error: ports.3.priority.dscp.64: expected a DSCP in 0..63, "
+            "got 64",
+        ),
+        (
+            "ports.3.priority.ttl={1: 1}",
+            "<command line>:1:22: error: ports.3.priority.ttl: unknown key; expected one of: "
+            "protocols, ports, dscp",
+        ),
+        (
+            "ports.3.priority=[icmp]",
+            "<command line>:1:18: error: ports.3.priority: expected a mapping of "
+            "classification rules, got a list",
+        ),
+        (
+            "ports.3.priority.dscp=[46]",
+            "<command line>:1:23: error: ports.3.priority.dscp: expected a mapping of DSCP "
+            "(0..63) to priority, got a list",
+        ),
+        (
+            "ports.3.priority_queues=~",
+            "r.yaml:9:15: error: ports.3.priority: needs ports.3.priority_queues (2..8) to put "
+            "packets in",
+        ),
+        (
+            "ports.3.priority_queues=1",
+            "r.yaml:9:15: error: ports.3.priority: needs priority_queues of 2 or more, got 1",
+        ),
+    ],
+)
+def test_bad_values(override: str, message: str) -> None:
+    assert error_of(BASE, (override,)) == message
