@@ -230,6 +230,7 @@ class TcpConnection:
     smss: int
     bytes_in_flight: int
     notsent_bytes: int
+    local_drops: int
     local: tuple[str, int]
     remote: tuple[str, int]
     @staticmethod
@@ -250,5 +251,14 @@ class TcpConnection:
     def close(self) -> None: ...
     def abort(self) -> None: ...
     def poll_at(self) -> int | None: ...
+    def run_raw(
+        self,
+        fd: int,
+        until_ns: int,
+        *,
+        stop_fd: int | None = None,
+        write_budget: int = 0,
+        write_lowat: int = 0,
+    ) -> tuple[str, int, int | None]: ...
     def stats(self) -> dict[str, object]: ...
     def check_invariants(self) -> None: ...

@@ -2,17 +2,26 @@
 (through ratelab_hoststack.TcpConnection) over raw packet I/O
 (raw_link.py), to the kernel's ``tcp-sink`` on another host.
 
+The per-frame path is in Rust: ``TcpConnection.run_raw`` reads the flow's
+packet socket, handles each frame at its own clock reading and sends what it
+lets out at once, with the GIL released (an ACK's answer left 82 us after it
+arrived, median, when this loop was Python's; the kernel takes 15 us, and at
+a drop-tail bottleneck that timing decided the shares, docs/NET.md). Python
+runs between its returns: at each sample time, schedule change and deadline,
+when the connection's state changes, and on a signal.
+
 The application side is the kernel sender's (tcp_traffic.TcpSchedule: bulk,
 on-off, stream) with the same NOTSENT_LOWAT rule: the application writes
-only while fewer than NOTSENT_LOWAT bytes wait unsent. The loop sleeps until
-the earliest of the connection's ``poll_at()``, the next sample, the
-schedule's next change, or the socket being readable (loop.py's rule).
+only while fewer than NOTSENT_LOWAT bytes wait unsent. While it may write
+(bulk, and on-off in an on period) ``run_raw`` writes for it, up to what the
+schedule still allows; a stream's writes are due at the schedule's times,
+so Python makes them when ``run_raw`` returns at those times.
 
 Samples are on a grid of the stack's own time: the stack sees each event at
-the time the loop read from the clock for it, and the sample at grid point
-``g`` is the connection's state after every event before ``g`` (taken before
-the first event at or after ``g``), so it is exact, never late. One more
-sample is taken at the end, as the kernel sender does.
+the time read from the clock for it, and the sample at grid point ``g`` is
+the connection's state after every event before ``g`` (``run_raw`` returns
+at ``g`` before handling anything at or after it), so it is exact, never
+late. One more sample is taken at the end, as the kernel sender does.
 
 The flow ends when the FIN is acknowledged (all data is), then lingers up to
 LINGER_NS for the sink's FIN to acknowledge it, so the sink closes cleanly.
@@ -21,7 +30,6 @@ LINGER_NS for the sink's FIN to acknowledge it, so the sink closes cleanly.
 from __future__ import annotations
 
 import secrets
-import selectors
 import time
 
 from ratelab_hoststack import TcpConfig, TcpConnection
@@ -39,7 +47,7 @@ LINGER_NS = NS_PER_S
 IPV4_TCP_HEADERS = 40  # IPv4 and TCP headers without options: MSS = MTU - 40
 MSS_MAX = 1460
 EPHEMERAL_PORTS = (32768, 60999)  # Linux's default ip_local_port_range
-_BURST = 256  # frames read per wake-up, so timers and samples still run under load
+UNLIMITED = (1 << 64) - 1  # run_raw's write budget: no byte count to stop at
 _DONE_STATES = ("FIN_WAIT2", "TIME_WAIT")
 
 
@@ -134,36 +142,37 @@ class _Flow:
 
     # -- packets
 
-    def transmit(self, now: int) -> None:
-        while (frame := self.conn.poll_packet(now)) is not None:
-            self.link.send(frame)
+    def run_raw(self, until_ns: int | None, write_budget: int = 0) -> str:
+        """Let the connection run on the link until `until_ns` (None: no
+        deadline), a state change, a spent write budget or a signal; the
+        application's writes it made are booked in the schedule."""
+        try:
+            why, written, last_write = self.conn.run_raw(
+                self.link.sock.fileno(),
+                UNLIMITED if until_ns is None else until_ns,
+                stop_fd=self.stop.reader.fileno(),
+                write_budget=write_budget,
+                write_lowat=NOTSENT_LOWAT,
+            )
+        except OSError as exc:
+            raise DriverError(f"{exc.strerror} (on {self.link.plan.iface})") from None
+        if written:
+            assert self.schedule is not None
+            self.schedule.on_written(written)
+            self.last_write_ns = last_write
+        if why == "stopped":
+            self.stop.drain()
+        return str(why)
 
-    def receive(self) -> None:
-        """Each waiting frame (up to _BURST) at its own time, answered before
-        the next is read, as a kernel answers ACK by ACK: one time for a
-        whole batch would date the later ACKs early and send their segments
-        in one burst."""
-        for _ in range(_BURST):
-            frame = self.link.receive()
-            if frame is None:
-                break
-            now = _ns()
-            self.catch_up(now)
-            self.conn.handle_packet(now, frame)
-            self.transmit(now)
-        if self.conn.recv_ready:  # the sink sends nothing; never let data pile up
-            self.conn.recv(self.conn.recv_ready)
-
-    def wait(self, selector: selectors.BaseSelector, now: int, *times: int | None) -> None:
-        """Sleep until the earliest of `times` and the connection's poll_at,
-        or until a frame or a signal arrives."""
-        due = [t for t in (self.conn.poll_at(), self.next_sample_ns, *times) if t is not None]
-        timeout = None if not due else max(0, min(due) - now) / NS_PER_S
-        for key, _mask in selector.select(timeout):
-            if key.fileobj is self.stop.reader:
-                self.stop.drain()
-            else:
-                self.receive()
+    def write_budget(self, now: int) -> int:
+        """What run_raw may write for the application from now to its next
+        return: bulk and on-off in an on period write whenever there is
+        room, up to the byte count; a stream writes only at its times."""
+        assert self.schedule is not None
+        if self.config.pattern == "stream" or self.schedule.next_write(now // NS_PER_US) == 0:
+            return 0
+        limit = self.config.bytes_limit
+        return UNLIMITED if limit is None else limit - self.schedule.written
 
     # -- application
 
@@ -181,7 +190,7 @@ class _Flow:
             if sent < n:
                 return
 
-    def handshake(self, selector: selectors.BaseSelector, dst: str) -> bool:
+    def handshake(self, dst: str) -> bool:
         """Until established (True) or a signal (False); DriverError on a
         reset, on no answer, or after CONNECT_TIMEOUT_US."""
         where = f"cannot connect to {dst}"
@@ -195,11 +204,10 @@ class _Flow:
                 raise DriverError(f"{where}: {'connection refused' if reset else 'no answer'}")
             if now >= deadline:
                 raise DriverError(f"{where}: no answer within {CONNECT_TIMEOUT_US // 10**6} s")
-            self.transmit(now)
-            self.wait(selector, now, deadline)
+            self.run_raw(deadline)
         return True
 
-    def run(self, selector: selectors.BaseSelector) -> dict[str, object]:
+    def run(self) -> dict[str, object]:
         start = _ns()
         self.start_ns = self.next_sample_ns = start
         self.schedule = TcpSchedule(self.config, start // NS_PER_US)
@@ -233,18 +241,22 @@ class _Flow:
             elif linger_deadline is None and now >= drain_deadline:
                 error = f"not all data acknowledged {DRAIN_TIMEOUT_US // 10**6} s after the end"
                 break
-            self.transmit(now)
             if linger_deadline is not None and (
                 conn.state == "TIME_WAIT" or now >= linger_deadline
             ):
                 break  # our FIN, so all data, acknowledged; the sink's FIN acknowledged
             wake_us = self.schedule.wake_at(now // NS_PER_US) if drain_deadline is None else None
-            self.wait(
-                selector,
-                now,
-                None if wake_us is None else wake_us * NS_PER_US,
-                drain_deadline if linger_deadline is None else linger_deadline,
-            )
+            due = [
+                t
+                for t in (
+                    self.next_sample_ns,
+                    None if wake_us is None else wake_us * NS_PER_US,
+                    drain_deadline if linger_deadline is None else linger_deadline,
+                )
+                if t is not None
+            ]
+            budget = self.write_budget(now) if drain_deadline is None else 0
+            self.run_raw(min(due) if due else None, budget)
         end = _ns()
         self.samples.append(sample_record(end - start, conn, self.schedule.written))
         return self.result(start, end, error)
@@ -276,7 +288,7 @@ class _Flow:
             "malformed": s["malformed"],
             "resets_received": s["resets_received"],
             "resets_sent": s["resets_sent"],
-            "local_drops": self.link.local_drops,
+            "local_drops": self.conn.local_drops,
         }
 
 
@@ -330,21 +342,18 @@ def stack_tcp_send(
     }
     link = RawLink(plan, src, port)
     try:
-        with selectors.SelectSelector() as selector:
-            selector.register(link.sock, selectors.EVENT_READ)
-            selector.register(stop.reader, selectors.EVENT_READ)
-            run = _Flow(conn, link, config, stop)
-            if not run.handshake(selector, _endpoint(dst)):
-                # the same keys as a run that connected, so readers need no special case
-                flow.update(dict.fromkeys(RUN_KEYS), state="failed", error="interrupted")
-                stats = conn.stats()
-                flow.update(bytes_sent=0, ssthresh_changes=0, samples=[], rtos=stats["rtos"])
-                flow.update(spurious_rtos=0, malformed=stats["malformed"])
-                flow.update(resets_received=stats["resets_received"])
-                flow.update(resets_sent=stats["resets_sent"])
-                flow.update(local_drops=link.local_drops)
-                return flow
-            flow.update(run.run(selector))
+        run = _Flow(conn, link, config, stop)
+        if not run.handshake(_endpoint(dst)):
+            # the same keys as a run that connected, so readers need no special case
+            flow.update(dict.fromkeys(RUN_KEYS), state="failed", error="interrupted")
+            stats = conn.stats()
+            flow.update(bytes_sent=0, ssthresh_changes=0, samples=[], rtos=stats["rtos"])
+            flow.update(spurious_rtos=0, malformed=stats["malformed"])
+            flow.update(resets_received=stats["resets_received"])
+            flow.update(resets_sent=stats["resets_sent"])
+            flow.update(local_drops=conn.local_drops)
+            return flow
+        flow.update(run.run())
     finally:
         link.close()
     return flow

@@ -7,9 +7,11 @@
 //! raw-I/O driver's path: the IPv4 header is parsed, checked and built here,
 //! so a packet costs one call).
 
+mod raw_io;
+
 use std::net::Ipv4Addr;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use ratelab_stack::cc::CcKind;
@@ -247,6 +249,21 @@ pub struct TcpConnection {
     /// Packets for this connection refused at the IPv4 layer (bad header,
     /// checksum or length, fragments); TCP-level ones are the crate's `malformed`.
     ipv4_malformed: u64,
+    /// `run_raw`'s receive buffer (allocated on its first call).
+    rx: Vec<u8>,
+    /// Frames `run_raw` could not send: the device queue was full.
+    local_drops: u64,
+}
+
+/// A `&mut` handed to `Python::detach`'s closure, which runs on this same
+/// thread (the GIL released meanwhile): the connection never changes thread.
+struct SameThread<T>(T);
+// SAFETY: see above; the value is only used by the thread that made it.
+unsafe impl<T> Send for SameThread<T> {}
+impl<T> SameThread<T> {
+    fn into_inner(self) -> T {
+        self.0
+    }
 }
 
 impl TcpConnection {
@@ -258,6 +275,8 @@ impl TcpConnection {
             ip_id: 0,
             mss: usize::from(mss),
             ipv4_malformed: 0,
+            rx: Vec::new(),
+            local_drops: 0,
         }
     }
 
@@ -292,6 +311,39 @@ impl TcpConnection {
         let src = [p[12], p[13], p[14], p[15]];
         self.core.handle_segment(now, src, &p[ihl..total]);
         true
+    }
+
+    /// `handle_packet` without Python: a frame (link header + IPv4 packet).
+    pub(crate) fn handle_frame(&mut self, now: Nanos, frame: &[u8]) -> bool {
+        match frame.get(self.link_header.len()..) {
+            Some(p) => self.handle_ipv4(now, p),
+            None => false,
+        }
+    }
+
+    /// `poll_packet` without Python: the next frame is built in `buf`; its
+    /// length, or None if nothing is due. Runs timers.
+    pub(crate) fn build_packet(&mut self, now: Nanos) -> Option<usize> {
+        let at = self.link_header.len() + IPV4_HEADER_LEN;
+        let t = self.core.poll_transmit(now, &mut self.buf[at..])?;
+        let ip = &mut self.buf[self.link_header.len()..at];
+        let total = (IPV4_HEADER_LEN + t.len) as u16;
+        ip[0] = 0x45;
+        ip[1] = 0;
+        ip[2..4].copy_from_slice(&total.to_be_bytes());
+        ip[4..6].copy_from_slice(&self.ip_id.to_be_bytes());
+        ip[6..8].copy_from_slice(&IPV4_DF.to_be_bytes());
+        ip[8] = TTL;
+        ip[9] = PROTO_TCP;
+        ip[10..12].copy_from_slice(&[0, 0]);
+        ip[12..16].copy_from_slice(&t.src);
+        ip[16..20].copy_from_slice(&t.dst);
+        let sum = ipv4_checksum(ip);
+        ip[10..12].copy_from_slice(&sum.to_be_bytes());
+        self.ip_id = self.ip_id.wrapping_add(1);
+        let n = self.link_header.len();
+        self.buf[..n].copy_from_slice(&self.link_header);
+        Some(at + t.len)
     }
 }
 
@@ -354,35 +406,69 @@ impl TcpConnection {
     /// for this connection (its address, TCP, its port): then it was handled
     /// or, if malformed, counted and dropped. False: not ours, ignored.
     fn handle_packet(&mut self, now_ns: u64, frame: &[u8]) -> bool {
-        match frame.get(self.link_header.len()..) {
-            Some(p) => self.handle_ipv4(now_ns, p),
-            None => false,
-        }
+        self.handle_frame(now_ns, frame)
     }
 
     /// The next frame to send: link header, IPv4 header (DF, TTL 64,
     /// checksum) and TCP segment; None if nothing is due. Runs timers.
     fn poll_packet<'py>(&mut self, py: Python<'py>, now_ns: u64) -> Option<Bound<'py, PyBytes>> {
-        let at = self.link_header.len() + IPV4_HEADER_LEN;
-        let t = self.core.poll_transmit(now_ns, &mut self.buf[at..])?;
-        let ip = &mut self.buf[self.link_header.len()..at];
-        let total = (IPV4_HEADER_LEN + t.len) as u16;
-        ip[0] = 0x45;
-        ip[1] = 0;
-        ip[2..4].copy_from_slice(&total.to_be_bytes());
-        ip[4..6].copy_from_slice(&self.ip_id.to_be_bytes());
-        ip[6..8].copy_from_slice(&IPV4_DF.to_be_bytes());
-        ip[8] = TTL;
-        ip[9] = PROTO_TCP;
-        ip[10..12].copy_from_slice(&[0, 0]);
-        ip[12..16].copy_from_slice(&t.src);
-        ip[16..20].copy_from_slice(&t.dst);
-        let sum = ipv4_checksum(ip);
-        ip[10..12].copy_from_slice(&sum.to_be_bytes());
-        self.ip_id = self.ip_id.wrapping_add(1);
-        let n = self.link_header.len();
-        self.buf[..n].copy_from_slice(&self.link_header);
-        Some(PyBytes::new(py, &self.buf[..at + t.len]))
+        let len = self.build_packet(now_ns)?;
+        Some(PyBytes::new(py, &self.buf[..len]))
+    }
+
+    /// Run the connection on the AF_PACKET socket `fd` (bound, filtered to
+    /// this connection, non-blocking; frames carry the link header) with the
+    /// GIL released: each frame read is handled at its own clock reading
+    /// (CLOCK_MONOTONIC, as `time.monotonic_ns()`) and whatever it lets out
+    /// is sent at once; timers run when due. The application's part: up to
+    /// `write_budget` bytes of zeros are written while fewer than
+    /// `write_lowat` wait unsent. Returns (why, bytes written, time of the
+    /// last write or None) when the clock reaches `until_ns` ("deadline":
+    /// nothing at or after it was handled), the state or `peer_closed`
+    /// changes ("state"), the budget is spent ("written"), a signal came
+    /// ("signal": its Python handler has run when this returns), or
+    /// `stop_fd` is readable ("stopped"). OSError if the socket fails.
+    #[pyo3(signature = (fd, until_ns, *, stop_fd = None, write_budget = 0, write_lowat = 0))]
+    fn run_raw(
+        &mut self,
+        py: Python<'_>,
+        fd: i32,
+        until_ns: u64,
+        stop_fd: Option<i32>,
+        write_budget: u64,
+        write_lowat: usize,
+    ) -> PyResult<(&'static str, u64, Option<u64>)> {
+        if fd < 0 || stop_fd.is_some_and(|f| f < 0) {
+            return Err(PyValueError::new_err(
+                "fd and stop_fd must be open file descriptors (>= 0)",
+            ));
+        }
+        let run = raw_io::Run {
+            fd,
+            stop_fd,
+            until: until_ns,
+            write_budget,
+            write_lowat,
+        };
+        let mut rx = std::mem::take(&mut self.rx);
+        rx.resize(raw_io::RX_BUFFER, 0);
+        let this = SameThread((&mut *self, &mut rx[..]));
+        let result = py.detach(move || {
+            let (conn, rx) = this.into_inner();
+            raw_io::run(conn, rx, &run)
+        });
+        self.rx = rx;
+        let out = result.map_err(|f| PyOSError::new_err(f.errno_and_text()))?;
+        if out.why == raw_io::Return::Signal {
+            py.check_signals()?;
+        }
+        Ok((out.why.name(), out.written, out.last_write))
+    }
+
+    /// Frames `run_raw` dropped because the device queue was full (ENOBUFS).
+    #[getter]
+    fn local_drops(&self) -> u64 {
+        self.local_drops
     }
 
     /// Queue data; returns how many bytes were taken (0 when the buffer is
