@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -29,6 +29,7 @@ class RunData:
     counters: pd.DataFrame
     topology: dict[str, Any]
     transfers: dict[str, int]
+    pings: pd.DataFrame = field(default_factory=pd.DataFrame)  # flow, seq, sent_s, rtt_ms
 
 
 @dataclass(frozen=True)
@@ -272,3 +273,8 @@ METRICS: dict[str, Metric] = {
         max_queue_delay_ms, "ms", "lower", "highest average queueing delay"
     ),
 }
+
+# the studies' own metrics (each module imports Metric and RunData from here)
+from ratelab_exp.metrics_e4 import METRICS_E4  # noqa: E402
+
+METRICS.update(METRICS_E4)

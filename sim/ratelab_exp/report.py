@@ -19,8 +19,8 @@ from ratelab_exp.spec import Experiment
 
 def load_tables(tasks: list[Task], runs_dir: Path) -> dict[str, pd.DataFrame]:
     """runs (one row per run: parameters, status, metrics), flows, ports, and
-    samples where the file keeps series."""
-    runs, flows, ports, samples = [], [], [], []
+    samples, queues, pings where the file keeps those series."""
+    runs, flows, ports, samples, queues, pings, downloads = [], [], [], [], [], [], []
     for t in tasks:
         path = runs_dir / f"{t.run_id}.json"
         if not path.exists():
@@ -38,14 +38,25 @@ def load_tables(tasks: list[Task], runs_dir: Path) -> dict[str, pd.DataFrame]:
         }
         row.update({f"param.{k}": str(v) for k, v in t.case_overrides.items()})
         row.update(rec.get("metrics") or {})
+        if rec.get("notes"):  # metrics n/a on the run's backend, and why
+            row["notes"] = "; ".join(f"{m}: {why}" for m, why in sorted(rec["notes"].items()))
         runs.append(row)
         keys = {"run_id": t.run_id, "case": t.case, "transport": t.transport, "seed": t.seed}
         flows += [{**keys, **f} for f in rec.get("flows", [])]
         ports += [{**keys, **p} for p in rec.get("ports", [])]
         samples += [{**keys, **s} for s in rec.get("samples", [])]
+        queues += [{**keys, **q} for q in rec.get("queues", [])]
+        pings += [{**keys, **p} for p in rec.get("pings", [])]
+        downloads += [{**keys, **d} for d in rec.get("downloads", [])]
     tables = {"runs": runs, "flows": flows, "ports": ports}
     if samples:  # the file's series: flows over time
         tables["samples"] = samples
+    if queues:  # series queue: the router ports that queued, over time
+        tables["queues"] = queues
+    if pings:  # series ping_rtt_ms: every ping reply
+        tables["pings"] = pings
+    if downloads:  # series download_s: each fixed-size transfer's time by its start
+        tables["downloads"] = downloads
     return {name: pd.DataFrame(rows) for name, rows in tables.items()}
 
 
@@ -110,26 +121,84 @@ def findings(table: pd.DataFrame) -> list[str]:
     return lines
 
 
+# series kept outside the flow samples: (table, x, y, what one line is, y label)
+_OTHER_SERIES = {
+    "queue": ("queues", "time_s", "queue_packets", "port", "queue (packets)"),
+    "ping_rtt_ms": ("pings", "sent_s", "rtt_ms", "flow", "ping RTT (ms)"),
+    "download_s": ("downloads", "start_s", "completion_s", "kind", "download time (s)"),
+}
+
+
+def contrast_lines(exp: Experiment, table: pd.DataFrame) -> list[str]:
+    """Each of the file's contrasts: per transport, the metric's median in the
+    `from` case, in the `to` case, the difference and the ratio."""
+    lines = []
+    for c in exp.contrasts:
+        m = METRICS[c.metric]
+        unit = f" {m.unit}" if m.unit else ""
+        rows = table[table["metric"] == c.metric]
+        parts = []
+        for transport in exp.transports:
+            mine = rows[rows["transport"] == transport].set_index("case")["median"]
+            a, b = mine.get(c.source, math.nan), mine.get(c.to, math.nan)
+            if math.isnan(a) or math.isnan(b):
+                parts.append(f"{transport} n/a")
+                continue
+            ratio = f", x{b / a:.3g}" if a else ""
+            sign = "+" if b >= a else "-"
+            parts.append(
+                f"{transport} {_fmt(a)} -> {_fmt(b)}{unit} ({sign}{_fmt(abs(b - a))}{ratio})"
+            )
+        lines.append(f"{m.title} from {c.source} to {c.to} (medians): " + "; ".join(parts))
+    return lines
+
+
+def _notes(runs: pd.DataFrame) -> list[str]:
+    """What the runs' backend could not measure (n/a), once each."""
+    if "notes" not in runs:
+        return []
+    found: list[str] = []
+    for text in runs["notes"].dropna():
+        found += [n for n in str(text).split("; ") if n and n not in found]
+    return found
+
+
 def _series_figure(
-    column: str, runs: pd.DataFrame, samples: pd.DataFrame, folder: Path, plt: Any
+    column: str,
+    runs: pd.DataFrame,
+    samples: pd.DataFrame,
+    folder: Path,
+    plt: Any,
+    flows: tuple[str, ...] | None = None,
+    tables: dict[str, pd.DataFrame] | None = None,
 ) -> tuple[str, str] | None:
-    """Every flow's `column` over time in the first replication of each case
-    and transport, one panel each; None without samples."""
+    """Every flow's `column` over time (only `flows` where given; `queue`: each
+    router port that queued, `ping_rtt_ms`: each ping's replies) in the first
+    replication of each case and transport, one panel each; None without data."""
     ok = runs[runs["status"] == "ok"]
-    if samples.empty or column not in samples or ok.empty:
+    x, y, line, ylabel = "time_s", column, "flow", column
+    if column in _OTHER_SERIES:
+        name, x, y, line, ylabel = _OTHER_SERIES[column]
+        samples = (tables or {}).get(name, pd.DataFrame())
+        if column == "queue" and not samples.empty:
+            samples = samples.assign(port=samples["router"] + "." + samples["port"].astype(str))
+    if flows is not None and not samples.empty:
+        samples = samples[samples[line].isin(flows)]
+    if samples.empty or y not in samples or ok.empty:
         return None
     firsts = ok.sort_values("replication").groupby(["case", "transport"], sort=False).head(1)
     fig, axes = plt.subplots(len(firsts), 1, figsize=(6, 2.2 * len(firsts)), sharex=True)
     axes = [axes] if len(firsts) == 1 else list(axes)
     for ax, run in zip(axes, firsts.itertuples(), strict=True):
         rows = samples[samples["run_id"] == run.run_id]
-        for flow, group in rows.groupby("flow", sort=False):
-            values = pd.to_numeric(group[column], errors="coerce")
-            ax.plot(group["time_s"], values, label=str(flow), linewidth=0.8)
+        for flow, group in rows.groupby(line, sort=False):
+            values = pd.to_numeric(group[y], errors="coerce")
+            style = "o-" if column == "download_s" else "-"  # a point per download
+            ax.plot(group[x], values, style, label=str(flow), linewidth=0.8, markersize=3)
         name = run.transport if run.case == "base" else f"{run.transport} [{run.case}]"
         ax.set_title(f"{name}, seed {run.seed}", fontsize="small")
-        ax.set_ylabel(column)
-    axes[-1].set_xlabel("time (s)")
+        ax.set_ylabel(ylabel)
+    axes[-1].set_xlabel("start (s)" if column == "download_s" else "time (s)")
     axes[0].legend(fontsize="x-small", ncol=4)
     fig.tight_layout()
     stem = f"series-{column}"
@@ -140,7 +209,11 @@ def _series_figure(
 
 
 def figures(
-    exp: Experiment, runs: pd.DataFrame, samples: pd.DataFrame, folder: Path
+    exp: Experiment,
+    runs: pd.DataFrame,
+    samples: pd.DataFrame,
+    folder: Path,
+    tables: dict[str, pd.DataFrame] | None = None,
 ) -> list[tuple[str, str]]:
     """Each figure of the file as PNG and PDF; returns (title, PNG file name)."""
     import matplotlib
@@ -152,7 +225,9 @@ def figures(
     out = []
     for fig_spec in exp.figures:
         if fig_spec.series is not None:
-            drawn_series = _series_figure(fig_spec.series, runs, samples, folder, plt)
+            drawn_series = _series_figure(
+                fig_spec.series, runs, samples, folder, plt, fig_spec.flows, tables
+            )
             if drawn_series is not None:
                 out.append(drawn_series)
             continue
@@ -231,8 +306,8 @@ def write_report(exp: Experiment, tasks: list[Task], folder: Path) -> Path:
             runs[m] = math.nan
     table = summary(runs, exp.metrics)
     table.to_csv(folder / "summary.csv", index=False, lineterminator="\n")
-    found = findings(table)
-    figs = figures(exp, runs, tables.get("samples", pd.DataFrame()), folder)
+    found = findings(table) + contrast_lines(exp, table)
+    figs = figures(exp, runs, tables.get("samples", pd.DataFrame()), folder, tables)
     failed = runs[runs["status"] != "ok"]
     missing = len(tasks) - len(runs)
     md = _markdown(exp, tasks, runs, table, found, figs, failed, missing)
@@ -288,6 +363,9 @@ def _markdown(
     out += ["", "## Medians and 90 % ranges", ""]
     out += ["| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     out += ["| " + " | ".join(row) + " |" for row in _rows(table)]
+    if notes := _notes(runs):
+        out += ["", f"## Not measured on {exp.backend} (n/a)", ""]
+        out += [f"- {n}" for n in notes]
     if len(failed):
         out += ["", "## Failed runs", ""]
         for r in failed.itertuples():
@@ -322,6 +400,10 @@ def _html(
     for row in _rows(table):
         out.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
     out.append("</table>")
+    if notes := _notes(runs):
+        out.append(f"<h2>Not measured on {e(exp.backend)} (n/a)</h2><ul>")
+        out += [f"<li>{e(n)}</li>" for n in notes]
+        out.append("</ul>")
     if len(failed):
         out.append("<h2>Failed runs</h2><ul>")
         for r in failed.itertuples():
@@ -344,5 +426,5 @@ def rebuild(folder: str | Path) -> Path:
     if not (folder / "experiment.json").is_file():
         raise ValueError(f"{folder}: not a folder `ratelab-exp run` wrote (no experiment.json)")
     meta = json.loads((folder / "experiment.json").read_text())
-    exp = load_experiment(meta["path"], meta["quick"])
+    exp = load_experiment(meta["path"], meta["quick"], meta.get("backend"))
     return write_report(exp, plan(exp), folder)
