@@ -8,6 +8,8 @@ import sys
 import pandas as pd
 from ratelab_ctl.configfile import ConfigError
 
+from ratelab_exp.spec import BACKENDS
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="ratelab-exp", description=__doc__)
@@ -19,10 +21,17 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--workers", type=int, help="local workers (default: one per core)")
     run.add_argument("--out", help="results folder (default build/exp/NAME[-quick])")
     run.add_argument("--retry-failed", action="store_true", help="run failed runs again")
+    run.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="sim (ratelab's simulator, on Dask) or mininet (ratelab-net run, as root, one "
+        "run at a time); default: the file's backend",
+    )
     rep = sub.add_parser("report", help="rebuild the report of a results folder")
     rep.add_argument("dir")
     args = ap.parse_args(argv)
     from ratelab_exp import rebuild, run_experiment
+    from ratelab_exp.runner import UsageError
 
     try:
         if args.command == "run":
@@ -39,11 +48,15 @@ def main(argv: list[str] | None = None) -> int:
                 workers=args.workers,
                 out=args.out,
                 retry_failed=args.retry_failed,
+                backend=args.backend,
             )
         else:
             out = rebuild(args.dir).parent
     except ConfigError as e:
         print(str(e), file=sys.stderr)
+        return 2
+    except UsageError as e:
+        print(f"ratelab-exp: {e}", file=sys.stderr)
         return 2
     except (OSError, KeyError, ValueError) as e:
         print(f"ratelab-exp: {e}", file=sys.stderr)

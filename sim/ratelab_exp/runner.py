@@ -1,7 +1,8 @@
 """Running an experiment: one Dask task per run (one topology + seed), each
 run's result written to OUT/runs/<run-id>.json as it finishes (atomically),
 so an interrupted sweep resumes where it stopped; then the tables and the
-report."""
+report. With `backend: mininet` the runs are `ratelab-net run`s in Mininet,
+one after the other in this process (mininet.py), with the same files."""
 
 from __future__ import annotations
 
@@ -21,14 +22,16 @@ from typing import Any
 
 import pandas as pd
 import yaml
+from ratelab_ctl import units
 from ratelab_ctl.configfile import ConfigError
 
 from ratelab_exp import overrides
 from ratelab_exp.generators import GENERATORS, RunInput
 from ratelab_exp.metrics import METRICS, SEGMENT, RunData, flow_means, queue_means
-from ratelab_exp.spec import Experiment, load_experiment
+from ratelab_exp.spec import FLOW_SERIES, Experiment, load_experiment
 
 DEFAULT_OUT = Path("build/exp")
+MININET_SLACK_S = 120.0  # a Mininet run's limit: this plus twice its duration
 
 
 @dataclass
@@ -46,7 +49,22 @@ class Task:
     generator_params: dict[str, Any]
     transport_overrides: dict[str, Any]
     metrics: list[str]
-    series: list[str]  # sample columns kept per flow over time
+    series: list[str]  # sample columns kept per flow over time; queue; ping_rtt_ms
+    backend: str = "sim"
+
+
+class UsageError(Exception):
+    """The command cannot run the experiment as asked (not root for Mininet,
+    Dask options for Mininet); one line, nothing written."""
+
+
+def _digest(task: Task) -> str:
+    """What the run depends on; a sim run's as before the backend was a field,
+    so the sweeps on disk keep their run ids."""
+    fields = asdict(task)
+    if task.backend == "sim":
+        del fields["backend"]
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:8]
 
 
 def plan(exp: Experiment) -> list[Task]:
@@ -69,11 +87,9 @@ def plan(exp: Experiment) -> list[Task]:
                     transport_overrides=tover,
                     metrics=exp.metrics,
                     series=exp.series,
+                    backend=exp.backend,
                 )
-                digest = hashlib.sha256(
-                    json.dumps(asdict(task), sort_keys=True, default=str).encode()
-                ).hexdigest()[:8]
-                task.run_id = f"c{ci:03d}-{tname}-r{rep:04d}-{digest}"
+                task.run_id = f"c{ci:03d}-{tname}-r{rep:04d}-{_digest(task)}"
                 tasks.append(task)
     return tasks
 
@@ -120,13 +136,34 @@ def precheck(exp: Experiment, tasks: list[Task]) -> None:
             with tempfile.TemporaryDirectory(prefix="ratelab-exp-") as tmp:
                 path = Path(tmp) / "topology.yaml"
                 path.write_text(yaml.safe_dump(inp.topology, sort_keys=False))
-                load_variants(path, [], None)
+                topo = load_variants(path, [], None)[0][1]
+                if task.backend == "mininet":
+                    from ratelab_net.network import mininet_trace_error
+
+                    if (problem := mininet_trace_error(topo, "ratelab")) is not None:
+                        raise problem
         except ConfigError as e:
             raise field_error(
                 exp, task, f"{e.path}: {e.message}" if e.path else e.message
             ) from None
         except (overrides.OverrideError, ValueError, KeyError, TypeError) as e:
             raise field_error(exp, task, str(e)) from None
+
+
+@dataclass
+class Collected:
+    """A run's tables, from either backend, and what its metrics and series need."""
+
+    flows: pd.DataFrame
+    ports: pd.DataFrame
+    drops: pd.DataFrame
+    counters: pd.DataFrame
+    pings: pd.DataFrame
+    queue_means: pd.Series
+    flow_means: pd.DataFrame
+    samples: list[dict[str, Any]]  # the series' flow columns over time
+    queues: list[dict[str, Any]]  # router ports that queued, over time (series: queue)
+    notes: dict[str, str]  # metric -> why it is n/a on this backend
 
 
 def _samples(raw: list[dict[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
@@ -143,12 +180,20 @@ def _samples(raw: list[dict[str, Any]], columns: list[str]) -> list[dict[str, An
     return rows
 
 
-def _simulate(
-    inp: RunInput, seed: int, series: list[str]
-) -> tuple[Any, pd.Series, pd.DataFrame, list[dict[str, Any]]]:
+def _queue_series(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """time_s, router, port, queue_packets of the router ports that ever queued."""
+    queued = {(r["router"], r["port"]) for r in rows if r["queue_packets"] > 0}
+    return [
+        {k: r[k] for k in ("time_s", "router", "port", "queue_packets")}
+        for r in rows
+        if (r["router"], r["port"]) in queued
+    ]
+
+
+def _simulate(inp: RunInput, seed: int, series: list[str]) -> Collected:
     """The run in ratelab's simulator, with the generator's transfers: its
     tables (without the time series), each router port's mean queue, each
-    TCP sender's mean cwnd and sRTT, and the flow samples' `series` columns."""
+    TCP sender's mean cwnd and sRTT, and the series the file keeps."""
     from ratelab_net.routers import plan_routers
     from ratelab_net.sim_api import results_frames, router_program, run_netsim
     from ratelab_net.sim_scenario import build_scenario
@@ -170,43 +215,132 @@ def _simulate(
     raw = run_netsim(topo, scenario, router_program())
     traffic_ns = round(topo.duration_s * 1e9)
     means = queue_means(raw["queue_samples"]), flow_means(raw["flow_samples"], traffic_ns)
-    samples = _samples(raw["flow_samples"], series) if series else []
+    columns = [c for c in series if c in FLOW_SERIES]
+    samples = _samples(raw["flow_samples"], columns) if columns else []
+    queues = []
+    if "queue" in series:
+        queues = _queue_series([{**q, "time_s": q["time_ns"] / 1e9} for q in raw["queue_samples"]])
     raw["queue_samples"], raw["flow_samples"], raw["files"] = [], [], {}
-    return results_frames(raw), *means, samples
+    res = results_frames(raw)
+    return Collected(
+        res.flows, res.ports, res.drops, res.counters, res.pings, *means, samples, queues, {}
+    )
+
+
+def _mininet(inp: RunInput, task: Task, folder: Path) -> Collected:
+    """The run as `ratelab-net run` in Mininet (mininet.py); its files stay in
+    `folder`. A generator's fixed-size transfers are not given to Mininet."""
+    from ratelab_exp import mininet
+
+    topo, out = mininet.run(inp.topology, folder, MININET_SLACK_S + 2 * _duration_s(inp))
+    got = mininet.tables(topo, out)
+    traffic_ns = round(topo.duration_s * 1e9)
+    raw_samples = [
+        {
+            "time_ns": round(s["time_s"] * 1e9),
+            "flow": s["flow"],
+            "cwnd": s["cwnd"],
+            "srtt_ns": None if s["srtt_ms"] is None else s["srtt_ms"] * 1e6,
+        }
+        for s in got.samples
+        if s["cwnd"] is not None
+    ]
+    columns = [c for c in task.series if c in FLOW_SERIES]
+    samples = [{k: s.get(k) for k in ("time_s", "flow", *columns)} for s in got.samples]
+    notes = dict(mininet.UNAVAILABLE)
+    if any(f.transport == "tcp" and (f.tcp is None or f.tcp.stack == "kernel") for f in topo.flows):
+        notes["tcp_rtos"] = mininet.KERNEL_RTOS
+    flows = pd.DataFrame(got.flows)
+    for col in ("tcp_rtos", "udp_sent", "udp_lost", "tcp_retransmissions"):
+        if col not in flows:
+            flows[col] = None
+    return Collected(
+        flows,
+        pd.DataFrame(
+            got.ports, columns=["node", "port", "rx_packets", "rx_bytes", "tx_packets", "tx_bytes"]
+        ),
+        pd.DataFrame(got.drops, columns=["node", "port", "cause", "packets"]),
+        pd.DataFrame(got.counters, columns=["router", "port", "counter", "packets"]),
+        pd.DataFrame(got.pings, columns=["flow", "seq", "sent_s", "rtt_ms"]),
+        queue_means(got.queues),
+        flow_means(raw_samples, traffic_ns),
+        samples if columns else [],
+        _queue_series(got.queues) if "queue" in task.series else [],
+        {m: why for m, why in notes.items() if m in task.metrics},
+    )
+
+
+def _duration_s(inp: RunInput) -> float:
+    return units.parse_delay_us(str(inp.topology.get("duration", "10s"))) / 1e6
+
+
+def _downloads(topology: dict[str, Any], flows: pd.DataFrame) -> list[dict[str, Any]]:
+    """Each fixed-size TCP transfer (a flow with `bytes`): its start and its
+    completion time (None: not finished)."""
+    done = dict(zip(flows["flow"], flows.get("completion_s", [None] * len(flows)), strict=True))
+    rows = []
+    for f in topology.get("flows", []):
+        if f.get("transport") != "tcp" or f.get("bytes") is None:
+            continue
+        start = units.parse_delay_us(str(f.get("start", "0s"))) / 1e6
+        value = done.get(f["name"])
+        rows.append(
+            {
+                "flow": f["name"],
+                "kind": "downloads",
+                "start_s": start,
+                "completion_s": None if value is None or pd.isna(value) else float(value),
+            }
+        )
+    return rows
 
 
 def _records(df: Any) -> list[dict[str, Any]]:
     return json.loads(df.to_json(orient="records"))
 
 
-def execute(task: Task) -> dict[str, Any]:
-    """Runs one task (on a Dask worker); never raises: a failure is a record."""
+def execute(task: Task, net_dir: str | None = None) -> dict[str, Any]:
+    """Runs one task (on a Dask worker, or here for Mininet: its files under
+    net_dir/<run-id>); never raises: a failure is a record."""
     start = time.monotonic()
     record: dict[str, Any] = {"task": asdict(task)}
     try:
         inp = run_input(task)
-        res, queues, per_flow, samples = _simulate(inp, task.seed, task.series)
+        if task.backend == "mininet":
+            assert net_dir is not None
+            got = _mininet(inp, task, Path(net_dir) / task.run_id)
+        else:
+            got = _simulate(inp, task.seed, task.series)
         data = RunData(
-            res.flows,
-            res.ports,
-            queues,
-            per_flow,
-            res.drops,
-            res.counters,
+            got.flows,
+            got.ports,
+            got.queue_means,
+            got.flow_means,
+            got.drops,
+            got.counters,
             inp.topology,
             inp.transfers,
+            got.pings,
         )
         metrics = {}
         for name in task.metrics:
-            value = METRICS[name].compute(data)
+            value = None if name in got.notes else METRICS[name].compute(data)
             metrics[name] = None if value is None or math.isnan(value) else value
         record.update(
             status="ok",
             metrics=metrics,
-            flows=_records(res.flows),
-            ports=_records(res.ports),
-            samples=samples,
+            flows=_records(got.flows),
+            ports=_records(got.ports),
+            samples=got.samples,
         )
+        if "ping_rtt_ms" in task.series:
+            record["pings"] = _records(got.pings)
+        if "download_s" in task.series:
+            record["downloads"] = _downloads(inp.topology, got.flows)
+        if got.queues:
+            record["queues"] = got.queues
+        if got.notes:
+            record["notes"] = got.notes
     except Exception as e:  # a failed run is recorded, the sweep goes on
         message = str(e).splitlines()[0] if str(e) else type(e).__name__
         if isinstance(e, ConfigError):  # not the run's temporary topology file's place
@@ -277,20 +411,31 @@ def run_experiment(
     out: str | Path | None = None,
     retry_failed: bool = False,
     log: Callable[[str], None] | None = None,
+    backend: str | None = None,
 ) -> Path:
     """Runs what is missing of an experiment, then writes its tables and report
-    under OUT (default build/exp/<name>[-quick]); returns OUT. Bad files raise
-    ConfigError before anything runs."""
+    under OUT (default build/exp/<name>[-mininet][-quick]); returns OUT.
+    `backend` replaces the file's. Bad files raise ConfigError, a Mininet
+    sweep without root or with Dask options UsageError, before anything runs."""
     from ratelab_exp.report import write_report
 
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
-    exp = load_experiment(path, quick)
-    folder = Path(out) if out else DEFAULT_OUT / (exp.name + ("-quick" if quick else ""))
+    exp = load_experiment(path, quick, backend)
+    if exp.backend == "mininet":
+        if scheduler is not None or workers is not None:
+            raise UsageError(
+                "--scheduler and --workers are for the sim backend: Mininet runs are "
+                "run one at a time on this machine"
+            )
+        if os.geteuid() != 0:
+            raise UsageError("backend mininet needs root (each run is a ratelab-net run)")
+    suffix = ("-mininet" if exp.backend == "mininet" else "") + ("-quick" if quick else "")
+    folder = Path(out) if out else DEFAULT_OUT / (exp.name + suffix)
     tasks = plan(exp)
     precheck(exp, tasks)  # nothing is written before the file is found good
     runs_dir = folder / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    meta = {"path": str(Path(path).resolve()), "quick": quick}
+    meta = {"path": str(Path(path).resolve()), "quick": quick, "backend": exp.backend}
     write_atomically(folder / "experiment.json", json.dumps(meta) + "\n")
     todo = []
     for t in tasks:
@@ -299,10 +444,43 @@ def run_experiment(
             continue
         todo.append(t)
     say(f"{exp.name}: {len(tasks)} runs, {len(tasks) - len(todo)} already done")
-    if todo:
+    if todo and exp.backend == "mininet":
+        _run_in_turn(exp.name, todo, len(tasks), runs_dir, folder / "net", say)
+    elif todo:
         _run_tasks(exp.name, todo, len(tasks), scheduler, workers, runs_dir, say)
     write_report(exp, tasks, folder)
     return folder
+
+
+def _finished(
+    name: str, task: Task, record: dict[str, Any], runs_dir: Path, say: Callable[[str], None]
+) -> bool:
+    """Writes the run's record; says so if it failed; returns whether it failed."""
+    write_atomically(runs_dir / f"{task.run_id}.json", json.dumps(record) + "\n")
+    failed = record["status"] != "ok"
+    if failed:
+        say(
+            f"{name}: run {task.run_id} failed (case {task.case}, transport "
+            f"{task.transport}, seed {task.seed}): {record['error']}"
+        )
+    return failed
+
+
+def _run_in_turn(
+    name: str,
+    todo: list[Task],
+    total: int,
+    runs_dir: Path,
+    net_dir: Path,
+    say: Callable[[str], None],
+) -> None:
+    """Mininet runs, one after the other in this process (never two networks
+    at once); each run's ratelab-net folder is kept under net_dir/<run-id>."""
+    progress = Progress(name, total, total - len(todo), say)
+    for task in todo:
+        say(f"{name}: Mininet run {task.run_id} (case {task.case}, {task.transport})")
+        record = execute(task, str(net_dir))
+        progress.tick(_finished(name, task, record, runs_dir, say), force=True)
 
 
 def _run_tasks(
@@ -328,14 +506,7 @@ def _run_tasks(
                 record = future.result()
             except Exception as e:  # the worker itself died
                 record = {"task": asdict(task), "status": "failed", "error": f"worker: {e}"}
-            write_atomically(runs_dir / f"{task.run_id}.json", json.dumps(record) + "\n")
-            failed = record["status"] != "ok"
-            if failed:
-                say(
-                    f"{name}: run {task.run_id} failed (case {task.case}, transport "
-                    f"{task.transport}, seed {task.seed}): {record['error']}"
-                )
-            progress.tick(failed)
+            progress.tick(_finished(name, task, record, runs_dir, say))
     finally:
         cluster = getattr(client, "cluster", None)
         client.close()

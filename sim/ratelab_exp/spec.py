@@ -33,12 +33,18 @@ TOP_KEYS = (
     "metrics",
     "figures",
     "series",
+    "contrasts",
     "quick",
 )
-BACKENDS = ("sim",)  # Mininet sweeps are not run by ratelab-exp yet (README "Left")
+# sim: ratelab's simulator (Dask); mininet: `ratelab-net run`, one run at a time, as root
+BACKENDS = ("sim", "mininet")
 FIGURE_KINDS = ("hist", "cdf", "box", "scatter")  # scatter: metric against x, a run a dot
 MAX_RUNS = 1_000_000
-SERIES = ("cwnd", "ssthresh", "srtt_ms", "rate")  # ratelab_net.simulate's samples columns
+# kept over time per run: flow samples (ratelab_net.simulate's samples columns), the
+# router ports' queue lengths, each ping reply's round trip, and each fixed-size
+# transfer's completion time by its start
+FLOW_SERIES = ("cwnd", "ssthresh", "srtt_ms", "rate")
+SERIES = (*FLOW_SERIES, "queue", "ping_rtt_ms", "download_s")
 _PARENT = re.compile(r"(\.[^.\[]*|\[\d+\])$")  # the last step of a field path
 
 
@@ -57,6 +63,17 @@ class Figure:
     kinds: tuple[str, ...]
     x: str | None = None  # scatter's horizontal metric
     series: str | None = None  # a time series of every flow (first replication)
+    flows: tuple[str, ...] | None = None  # series: only these flows (ping_rtt_ms: pings)
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A metric's median in case `to` against case `source`, per transport (what
+    a change of the network adds or removes)."""
+
+    metric: str
+    source: str
+    to: str
 
 
 @dataclass
@@ -75,6 +92,7 @@ class Experiment:
     metrics: list[str]
     figures: list[Figure] = field(default_factory=list)
     series: list[str] = field(default_factory=list)
+    contrasts: list[Contrast] = field(default_factory=list)
     locations: dict[str, Location] = field(default_factory=dict)  # top keys, transports.X
 
 
@@ -120,12 +138,20 @@ class _Nodes:
         return ConfigError(_loc(node if node is not None else self.root), path, message)
 
 
-def _merge(base: dict[str, Any], quick: dict[str, Any]) -> dict[str, Any]:
-    """`quick:` over the file: mappings merged key by key, anything else replaced."""
+# what a quick: section gives whole (a case's or a transport's overrides are one
+# unit; a quick run may compare fewer of them)
+QUICK_REPLACES = ("cases", "transports")
+
+
+def _merge(base: dict[str, Any], quick: dict[str, Any], top: bool = True) -> dict[str, Any]:
+    """`quick:` over the file: mappings merged key by key (cases and
+    transports replaced), anything else replaced."""
     out = dict(base)
     for k, v in quick.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
+        if top and k in QUICK_REPLACES:
+            out[k] = v
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v, top=False)
         else:
             out[k] = v
     return out
@@ -135,9 +161,20 @@ def _label(overrides: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in overrides.items()) or "base"
 
 
-def load_experiment(path: str | Path, quick: bool = False) -> Experiment:
-    """Reads and checks an experiment file; `quick` applies its `quick:` section."""
-    path = Path(path)
+def load_experiment(
+    path: str | Path, quick: bool = False, backend: str | None = None
+) -> Experiment:
+    """Reads and checks an experiment file; `quick` applies its `quick:` section,
+    `backend` replaces the file's."""
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
+    exp = _load(Path(path), quick)
+    if backend is not None:
+        exp.backend = backend
+    return exp
+
+
+def _load(path: Path, quick: bool) -> Experiment:
     try:
         text = path.read_text()
     except OSError as e:
@@ -261,9 +298,26 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
         if isinstance(f, str):
             f = {"metric": f}
         if isinstance(f, dict) and "series" in f:
-            if len(f) != 1 or f["series"] not in series:
-                raise err(f"figures[{i}].series", "expected {series: NAME} of a name in series")
-            figures.append(Figure(f["series"], ("series",), series=f["series"]))
+            if set(f) - {"series", "flows"} or f["series"] not in series:
+                raise err(
+                    f"figures[{i}].series",
+                    "expected {series: NAME, flows: [FLOW, ...]} of a name in series",
+                )
+            drawn = f.get("flows")
+            if drawn is not None and (
+                not isinstance(drawn, list)
+                or not drawn
+                or not all(isinstance(x, str) for x in drawn)
+            ):
+                raise err(f"figures[{i}].flows", "expected a list of flow names")
+            figures.append(
+                Figure(
+                    f["series"],
+                    ("series",),
+                    series=f["series"],
+                    flows=None if drawn is None else tuple(drawn),
+                )
+            )
             continue
         if not isinstance(f, dict) or "metric" not in f:
             raise err(f"figures[{i}]", "expected {metric: NAME, kinds: [hist, cdf, box]}")
@@ -279,6 +333,7 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
         if ("scatter" in kinds) != ("x" in f):
             raise err(f"figures[{i}].x", "a scatter needs x (the metric across), only a scatter")
         figures.append(Figure(f["metric"], tuple(kinds), f.get("x")))
+    contrasts = _contrasts(data, err, cases, metrics)
     if len(cases) * reps * len(checked) > MAX_RUNS:
         raise err("sweep", f"more than {MAX_RUNS} runs")
     return Experiment(
@@ -296,6 +351,7 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
         metrics=list(metrics),
         figures=figures,
         series=list(series),
+        contrasts=contrasts,
         locations={
             k: _loc(n)
             for k, n in nodes.at.items()
@@ -319,13 +375,54 @@ def _path_ok(err: Any, where: str, key: str, generator: str | None) -> None:
         raise err(where, str(e)) from None
 
 
+def _contrasts(data: dict[str, Any], err: Any, cases: list[Case], metrics: list[str]) -> list:
+    """`contrasts: [{metric: M, from: CASE, to: CASE}]`, each case a case's label."""
+    items = data.get("contrasts") or []
+    if not isinstance(items, list):
+        raise err("contrasts", "expected a list of {metric, from, to}")
+    labels = [c.label for c in cases]
+    out = []
+    for i, c in enumerate(items):
+        where = f"contrasts[{i}]"
+        if not isinstance(c, dict) or set(c) != {"metric", "from", "to"}:
+            raise err(where, "expected {metric: NAME, from: CASE, to: CASE}")
+        if c["metric"] not in metrics:
+            raise err(f"{where}.metric", f"{c['metric']!r} is not in metrics")
+        for k in ("from", "to"):
+            if c[k] not in labels:
+                raise err(f"{where}.{k}", f"unknown case {c[k]!r}; cases: {', '.join(labels)}")
+        if c["from"] == c["to"]:
+            raise err(f"{where}.to", "expected another case than from")
+        out.append(Contrast(c["metric"], c["from"], c["to"]))
+    return out
+
+
+def _case_name_ok(name: Any) -> bool:
+    return isinstance(name, str) and bool(name) and name.replace("-", "").replace("_", "").isalnum()
+
+
 def _cases(data: dict[str, Any], err: Any, generator: str | None) -> list[Case]:
     if "sweep" in data and "cases" in data:
         raise err("cases", "give sweep (a grid) or cases (a list), not both")
+    if isinstance(data.get("cases"), dict):  # named cases: name -> overrides
+        if not data["cases"]:
+            raise err("cases", "expected a non-empty mapping of case name -> overrides")
+        named = []
+        for name, c in data["cases"].items():
+            if not _case_name_ok(name):
+                raise err(f"cases.{name}", "a case name is letters, digits, - and _")
+            if c is None:
+                c = {}
+            if not isinstance(c, dict):
+                raise err(f"cases.{name}", "expected a mapping of overrides (path: value)")
+            for key in c:
+                _path_ok(err, f"cases.{name}.{key}", str(key), generator)
+            named.append(Case(name, dict(c)))
+        return named
     if "cases" in data:
         items = data["cases"]
         if not isinstance(items, list) or not items:
-            raise err("cases", "expected a non-empty list of override mappings")
+            raise err("cases", "expected a non-empty list (or a mapping) of override mappings")
         out = []
         for i, c in enumerate(items):
             if not isinstance(c, dict):
