@@ -121,3 +121,8 @@ def e1(params: dict[str, Any], seed: int) -> RunInput:
 GENERATORS: dict[str, Generator] = {
     "e1": Generator(E1_DEFAULTS, e1, e1.__doc__ or ""),
 }
+
+# E2's network (its own module: it imports RunInput from here)
+from ratelab_exp.generators_e2 import E2_DEFAULTS, e2  # noqa: E402
+
+GENERATORS["e2"] = Generator(E2_DEFAULTS, e2, e2.__doc__ or "")

@@ -278,3 +278,7 @@ METRICS: dict[str, Metric] = {
 from ratelab_exp.metrics_e4 import METRICS_E4  # noqa: E402
 
 METRICS.update(METRICS_E4)
+
+from ratelab_exp.metrics_e2 import METRICS_E2  # noqa: E402
+
+METRICS.update(METRICS_E2)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from ratelab_exp import report_e2
 from ratelab_exp.metrics import METRICS
 from ratelab_exp.runner import Task
 from ratelab_exp.spec import Experiment
@@ -308,6 +309,8 @@ def write_report(exp: Experiment, tasks: list[Task], folder: Path) -> Path:
     table.to_csv(folder / "summary.csv", index=False, lineterminator="\n")
     found = findings(table) + contrast_lines(exp, table)
     figs = figures(exp, runs, tables.get("samples", pd.DataFrame()), folder, tables)
+    e2_found, e2_figs = report_e2.section(exp, tables, folder)  # E2's terms, E2's figures
+    found, figs = e2_found + found, e2_figs + figs
     failed = runs[runs["status"] != "ok"]
     missing = len(tasks) - len(runs)
     md = _markdown(exp, tasks, runs, table, found, figs, failed, missing)

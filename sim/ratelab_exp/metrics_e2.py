@@ -1,0 +1,78 @@
+"""E2's measurements (../shared/EXPERIMENTS.md E2), per run, from the flows
+table: each burst's elapsed time (its longest flow), RTOs and spurious RTOs,
+and Jain's index between the two bursts. The bursts are told apart by the
+flow names generators_e2 gives them (a1.. the first, b1.. the later one)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from ratelab_ctl import units
+
+from ratelab_exp.generators_e2 import FIRST, LATER
+from ratelab_exp.metrics import Metric, RunData
+
+
+def _burst(d: RunData, prefix: str) -> pd.DataFrame:
+    """The burst's flows: name, start (s), completion_s, bytes_received."""
+    starts = {
+        str(f["name"]): units.parse_delay_us(str(f.get("start", "0s"))) / 1e6
+        for f in d.topology["flows"]
+        if str(f.get("name", "")).startswith(prefix)
+    }
+    rows = d.flows[d.flows["flow"].isin(list(starts))].copy()
+    rows["start_s"] = rows["flow"].map(starts)
+    return rows
+
+
+def burst_elapsed_s(d: RunData, prefix: str) -> float:
+    """From the burst's first flow's start (its SYN) to the last byte its last
+    flow delivered; NaN if a flow of the burst did not complete (or it has none)."""
+    rows = _burst(d, prefix)
+    done = pd.to_numeric(rows["completion_s"], errors="coerce")
+    if rows.empty or done.isna().any():
+        return math.nan
+    return float((rows["start_s"] + done).max() - rows["start_s"].min())
+
+
+def first_burst_s(d: RunData) -> float:
+    return burst_elapsed_s(d, FIRST)
+
+
+def later_burst_s(d: RunData) -> float:
+    return burst_elapsed_s(d, LATER)
+
+
+def burst_jain(d: RunData) -> float:
+    """Jain's index of the two bursts' throughputs (bytes delivered over the
+    burst's elapsed time): 1 when both got the same, 0.5 when one got all."""
+    rates = []
+    for prefix in (FIRST, LATER):
+        elapsed = burst_elapsed_s(d, prefix)
+        if math.isnan(elapsed) or elapsed <= 0:
+            return math.nan
+        rates.append(float(_burst(d, prefix)["bytes_received"].sum()) / elapsed)
+    return sum(rates) ** 2 / (len(rates) * sum(r * r for r in rates))
+
+
+def incomplete_flows(d: RunData) -> float:
+    """Flows of either burst that did not deliver their whole transfer."""
+    rows = pd.concat([_burst(d, FIRST), _burst(d, LATER)])
+    return float(pd.to_numeric(rows["completion_s"], errors="coerce").isna().sum())
+
+
+def tcp_spurious_rtos(d: RunData) -> float:
+    """Retransmission timeouts the stack found spurious (Eifel detection with
+    timestamps, RFC 3522: the ACK was for the original transmission)."""
+    rows = d.flows[d.flows["transport"].str.startswith("tcp")]["tcp_spurious_rtos"]
+    return float(pd.to_numeric(rows, errors="coerce").fillna(0).sum())
+
+
+METRICS_E2: dict[str, Metric] = {
+    "e2_first_burst_s": Metric(first_burst_s, "s", "lower", "first burst's longest flow"),
+    "e2_later_burst_s": Metric(later_burst_s, "s", "lower", "later burst's longest flow"),
+    "e2_burst_jain": Metric(burst_jain, "", "higher", "Jain's index between the bursts"),
+    "e2_incomplete": Metric(incomplete_flows, "flows", "lower", "flows not completed"),
+    "tcp_spurious_rtos": Metric(tcp_spurious_rtos, "timeouts", "lower", "spurious TCP RTOs"),
+}
