@@ -201,6 +201,10 @@ def _flow(flow: Flow) -> dict[str, Any]:
         spec["ping"] = {"interval_ns": _ns(flow.interval_s)}
     else:  # rbcc
         spec["rbcc"] = {"rate_bps": flow.rate_bps, "size": flow.size}
+        if flow.rbcc is not None and flow.rbcc.initial_rate_bps is not None:
+            spec["rbcc"]["initial_rate_bps"] = flow.rbcc.initial_rate_bps
+        if flow.rbcc is not None and flow.rbcc.adopt_synack_rate:
+            spec["rbcc"]["adopt_synack_rate"] = True
     return spec
 
 

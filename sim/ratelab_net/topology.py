@@ -49,6 +49,8 @@ _FLOW_KEYS = (
     "hystart",
     "pattern",
     "rate",
+    "initial_rate",
+    "adopt_synack_rate",
     "on",
     "off",
     "size",
@@ -72,6 +74,9 @@ RATELAB_KEYS = (
     "rto_formula",
     "hystart",
 )
+# Keys only an rbcc flow has: its sender's rate before the first ACK
+# (host_stacks/README.md "Protocol decisions").
+RBCC_KEYS = ("initial_rate", "adopt_synack_rate")
 # How the stack computes its RTO: RFC 6298's max(min_rto, srtt + 4 rttvar), or
 # Linux's srtt + max(G, 4 rttvar, min_rto) (host_stacks/README.md).
 RTO_FORMULAS = ("rfc6298", "linux")
@@ -138,6 +143,15 @@ class TcpOptions:
     hystart: bool | None = None  # RFC 9406 HyStart++ in slow start
 
 
+@dataclass(frozen=True)
+class RbccOptions:
+    """An rbcc flow's sender settings before its first ACK (None: the flow's
+    `rate`); with adopt_synack_rate the SYN-ACK is that first ACK."""
+
+    initial_rate_bps: int | None = None
+    adopt_synack_rate: bool = False
+
+
 @dataclass
 class Flow:
     name: str
@@ -156,6 +170,7 @@ class Flow:
     node: yaml.Node
     tcp: TcpOptions | None = None  # tcp flows only
     transfer_bytes: int | None = None  # tcp: write this many bytes, then close
+    rbcc: RbccOptions | None = None  # rbcc flows only
 
 
 @dataclass
@@ -585,6 +600,17 @@ def _flow(
             if key in f:
                 what = "a congestion control" if key == "cc" else key
                 raise _err(f[key], f"{path}.{key}", f"only tcp flows have {what}")
+    rbcc = None
+    if transport == "rbcc":
+        initial = r.rate(f["initial_rate"], f"{path}.initial_rate") if "initial_rate" in f else None
+        adopt = "adopt_synack_rate" in f and r.boolean(
+            f["adopt_synack_rate"], f"{path}.adopt_synack_rate"
+        )
+        rbcc = RbccOptions(initial, adopt)
+    else:
+        for key in RBCC_KEYS:
+            if key in f:
+                raise _err(f[key], f"{path}.{key}", f"only rbcc flows have {key}")
     pattern = r.scalar(f["pattern"], f"{path}.pattern", "a pattern") if "pattern" in f else "bulk"
     if pattern not in PATTERNS:
         raise _err(f["pattern"], f"{path}.pattern", "expected one of " + ", ".join(PATTERNS))
@@ -639,6 +665,7 @@ def _flow(
         item,
         tcp,
         transfer,
+        rbcc,
     )
 
 

@@ -103,9 +103,14 @@ def plan_commands(topo: Topology, out: Path) -> tuple[list[Command], list[Comman
         rate = f"{flow.rate_bps}bit"
         if flow.transport == "rbcc":
             rbcc_destinations[flow.dst] = None
+            start = []
+            if flow.rbcc is not None and flow.rbcc.initial_rate_bps is not None:
+                start += ["--initial-rate", f"{flow.rbcc.initial_rate_bps}bit"]
+            if flow.rbcc is not None and flow.rbcc.adopt_synack_rate:
+                start.append("--adopt-synack-rate")
             senders.append(
                 _sender(flow, 1000 + i, out, "rbcc-send", "--dst", dst, "--rate", rate,
-                        "--size", str(flow.size))
+                        "--size", str(flow.size), *start)
             )  # fmt: skip
         elif flow.transport == "udp":
             listen = f"{dst}:{UDP_BASE_PORT + i}"

@@ -114,6 +114,7 @@ pub(crate) fn rbcc_config(s: &Scenario, fi: usize) -> Result<Option<SenderConfig
     let duration_us = until.saturating_sub(f.start_ns) / 1000;
     let mut cfg = SenderConfig::new(desired, initial, r.segments, Some(duration_us));
     cfg.flow_id = rbcc_flow_id(fi);
+    cfg.adopt_synack_rate = r.adopt_synack_rate;
     if let Some(size) = r.size {
         cfg.size = size;
     }

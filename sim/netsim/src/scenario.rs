@@ -209,6 +209,10 @@ pub struct RbccSpec {
     pub size: Option<u16>,
     #[serde(default)]
     pub segments: Option<u64>,
+    /// The SYN-ACK's echoed rate (the routers' share stamped on the SYN) sets
+    /// the first data's rate instead of `initial_rate_bps` (default false).
+    #[serde(default)]
+    pub adopt_synack_rate: bool,
 }
 
 /// A ratelab-stack TCP connection and the application writing into it.

@@ -518,6 +518,7 @@ fn bad_scenarios_name_the_field() {
         initial_rate_bps: None,
         size: None,
         segments: None,
+        adopt_synack_rate: false,
     });
     let e = error(&s);
     assert_eq!(e.field, "flows[0].rbcc.rate_bps");
@@ -619,6 +620,7 @@ fn rbcc(name: &str, from: &str, rate_bps: u64) -> FlowSpec {
             initial_rate_bps: None,
             size: Some(1500),
             segments: None,
+            adopt_synack_rate: false,
         }),
         ping: None,
     }
