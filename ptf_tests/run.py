@@ -47,6 +47,12 @@ PLAIN_PORTS = (1, 2, 3, 4)
 TAIL_PORT, TAIL_PPS = 5, 4  # 250 ms per packet: a burst is all in before the 2nd leaves
 RED_PORT, RED_PPS = 6, 200  # 5 ms per packet
 QUEUE_DEPTH = 128  # the switch's own queues: deeper than any queue_limit the tests set
+# Two strict-priority queues on the slow port (tests/priority.py); simple_switch's
+# option is one count for every port. Packets of priority 0 see one FIFO either way.
+PRIORITY_QUEUES = {
+    "ratelab": ["--priority-queues", f"{TAIL_PORT}=2"],
+    "bmv2": ["--priority-queues", "2"],
+}
 TEST_DIR = ROOT / "ptf_tests" / "tests"
 
 
@@ -144,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                     target=target,
                     netns=ns.name,
                     queues=queues,
+                    extra_args=PRIORITY_QUEUES[target],
                 )
             )
             print(f"{target} switch up at {sw.grpc_address} in namespace {ns.name}", flush=True)

@@ -42,6 +42,10 @@ exp-e1: deps
 # E3: the UDP-background dumbbell, NewReno / NewReno+PRR / Cubic
 exp-e3: deps
 	$(VENV)/bin/ratelab-exp run sim/experiments/e3.yaml
+# E5: three mobile-broadband-like paths x bulk / on-off / streams, Reno / Cubic / Vegas
+.PHONY: exp-e5
+exp-e5: deps
+	$(VENV)/bin/ratelab-exp run sim/experiments/e5.yaml
 # the full E1 timed from scratch (the issue's target: under 15 minutes on 2 cores)
 BENCH_TARGETS += bench-exp-e1
 .PHONY: bench-exp-e1

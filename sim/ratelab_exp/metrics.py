@@ -274,6 +274,11 @@ METRICS: dict[str, Metric] = {
     ),
 }
 
+# E5's metrics (metrics_e5.py imports Metric and RunData from here)
+from ratelab_exp.metrics_e5 import METRICS_E5  # noqa: E402
+
+METRICS.update(METRICS_E5)
+
 # the studies' own metrics (each module imports Metric and RunData from here)
 from ratelab_exp.metrics_e4 import METRICS_E4  # noqa: E402
 

@@ -209,6 +209,45 @@ def _series_figure(
     return f"{column} over time (first replication)", f"{stem}.png"
 
 
+def _hull(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The convex hull of `points`, counter-clockwise (Andrew's monotone chain)."""
+    pts = sorted(set(points))
+    if len(pts) < 3:
+        return pts
+
+    def turn(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list[tuple[float, float]] = []
+    upper: list[tuple[float, float]] = []
+    for p in pts:
+        while len(lower) >= 2 and turn(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and turn(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return lower[:-1] + upper[:-1]
+
+
+def _bag(ax: Any, xs: pd.Series, ys: pd.Series, color: Any) -> None:
+    """Bag-plot style, over a scatter's group: its median (a diamond) and the
+    convex hull of the half of its points nearest the median, each axis scaled
+    by the group's interquartile range (not Tukey's halfspace depth)."""
+    mx, my = float(xs.median()), float(ys.median())
+    ax.scatter([mx], [my], s=70, marker="D", color=color, edgecolors="black", zorder=3)
+    sx = float(xs.quantile(0.75) - xs.quantile(0.25)) or 1.0
+    sy = float(ys.quantile(0.75) - ys.quantile(0.25)) or 1.0
+    near = (((xs - mx) / sx) ** 2 + ((ys - my) / sy) ** 2).sort_values()
+    inner = near.index[: math.ceil(len(near) / 2)]
+    hull = _hull(list(zip(xs[inner].astype(float), ys[inner].astype(float), strict=True)))
+    if len(hull) >= 3:
+        ax.fill(*zip(*hull, strict=True), color=color, alpha=0.25, linewidth=0)
+    elif len(hull) == 2:
+        ax.plot(*zip(*hull, strict=True), color=color, alpha=0.5)
+
+
 def figures(
     exp: Experiment,
     runs: pd.DataFrame,
@@ -241,7 +280,7 @@ def figures(
                 values = pd.to_numeric(group[fig_spec.metric], errors="coerce").dropna()
                 label = transport if case == "base" else f"{transport} [{case}]"
                 series.append((label, values))
-            if kind == "scatter" and fig_spec.x is not None:
+            if kind in ("scatter", "bag") and fig_spec.x is not None:
                 mx = METRICS[fig_spec.x]
                 for (case, transport), group in ok.groupby(["case", "transport"], sort=False):
                     xs = pd.to_numeric(group[fig_spec.x], errors="coerce")
@@ -249,7 +288,9 @@ def figures(
                     keep = xs.notna() & ys.notna()
                     if keep.any():
                         label = transport if case == "base" else f"{transport} [{case}]"
-                        ax.scatter(xs[keep], ys[keep], s=12, label=label)
+                        dots = ax.scatter(xs[keep], ys[keep], s=12, label=label)
+                        if kind == "bag":
+                            _bag(ax, xs[keep], ys[keep], dots.get_facecolor()[0])
                         drawn = True
                 ax.set_xlabel(f"{mx.title} ({mx.unit})" if mx.unit else mx.title)
                 ax.set_ylabel(f"{m.title} ({m.unit})" if m.unit else m.title)
@@ -279,6 +320,8 @@ def figures(
                 title = f"{m.title}: box plot"
             if kind == "scatter" and fig_spec.x is not None:
                 title = f"{m.title} against {METRICS[fig_spec.x].title}"
+            if kind == "bag" and fig_spec.x is not None:
+                title = f"{m.title} against {METRICS[fig_spec.x].title}: bag plot"
             ax.set_title(title, fontsize="medium")
             if not drawn:
                 ax.text(0.5, 0.5, "no values (n/a for every run)", ha="center", va="center")

@@ -114,7 +114,20 @@ def run_input(task: Task) -> RunInput:
         made.topology.pop("variants", None)
         made.topology.pop("backend", None)
     topology = overrides.apply(made.topology, {**topo_over, **task.transport_overrides})
+    if task.base is not None:
+        _anchor_traces(topology, Path(task.base).parent)
     return RunInput(topology, made.transfers)
+
+
+def _anchor_traces(topology: dict[str, Any], folder: Path) -> None:
+    """A link's `trace` is a file relative to the base topology: made absolute,
+    as the run's topology is written to a temporary folder."""
+    for link in topology.get("links") or []:
+        if not isinstance(link, dict):
+            continue
+        for where in (link, link.get("forward"), link.get("reverse")):
+            if isinstance(where, dict) and isinstance(where.get("trace"), str):
+                where["trace"] = str(folder / where["trace"])
 
 
 def precheck(exp: Experiment, tasks: list[Task]) -> None:

@@ -38,7 +38,8 @@ TOP_KEYS = (
 )
 # sim: ratelab's simulator (Dask); mininet: `ratelab-net run`, one run at a time, as root
 BACKENDS = ("sim", "mininet")
-FIGURE_KINDS = ("hist", "cdf", "box", "scatter")  # scatter: metric against x, a run a dot
+# scatter: metric against x, a run a dot; bag: the same with each group's median and 50 % hull
+FIGURE_KINDS = ("hist", "cdf", "box", "scatter", "bag")
 MAX_RUNS = 1_000_000
 # kept over time per run: flow samples (ratelab_net.simulate's samples columns), the
 # router ports' queue lengths, each ping reply's round trip, and each fixed-size
@@ -330,8 +331,11 @@ def _check(path: Path, data: dict[str, Any], nodes: _Nodes) -> Experiment:
         kinds = f.get("kinds", ["hist", "cdf"])
         if not isinstance(kinds, list) or not kinds or any(k not in FIGURE_KINDS for k in kinds):
             raise err(f"figures[{i}].kinds", f"expected a list of {', '.join(FIGURE_KINDS)}")
-        if ("scatter" in kinds) != ("x" in f):
-            raise err(f"figures[{i}].x", "a scatter needs x (the metric across), only a scatter")
+        if bool({"scatter", "bag"} & set(kinds)) != ("x" in f):
+            raise err(
+                f"figures[{i}].x",
+                "a scatter needs x (the metric across), as a bag does; only those",
+            )
         figures.append(Figure(f["metric"], tuple(kinds), f.get("x")))
     contrasts = _contrasts(data, err, cases, metrics)
     if len(cases) * reps * len(checked) > MAX_RUNS:

@@ -117,8 +117,8 @@ impl Router {
     }
 
     /// Builds the switch and writes the scenario's configuration into it:
-    /// entries, registers, queue depths, and each linked port's drain rate
-    /// (the link's rate).
+    /// entries, registers, queue depths and strict-priority queues, and each
+    /// linked port's drain rate (the link's rate).
     pub fn new(
         spec: &RouterSpec,
         index: usize,
@@ -151,6 +151,11 @@ impl Router {
                 }
                 sw.set_queue_depth(p.port, depth).map_err(|e| {
                     ScenarioError::new(format!("{field}.ports[{i}].port"), e.to_string())
+                })?;
+            }
+            if let Some(queues) = p.priority_queues {
+                sw.set_priority_queues(p.port, queues).map_err(|e| {
+                    ScenarioError::new(format!("{field}.ports[{i}].priority_queues"), e.to_string())
                 })?;
             }
         }
