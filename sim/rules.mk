@@ -42,6 +42,11 @@ exp-e1: deps
 # E3: the UDP-background dumbbell, NewReno / NewReno+PRR / Cubic
 exp-e3: deps
 	$(VENV)/bin/ratelab-exp run sim/experiments/e3.yaml
+# E2: IW3 / IW10 x initial RTO 3 s / 1 s on EDGE / HSPA / LTE, FIFO vs RED / REDok
+# (20,800 runs: long; --quick is in make test, sim/experiments/README.md "E2")
+.PHONY: exp-e2
+exp-e2: deps
+	$(VENV)/bin/ratelab-exp run sim/experiments/e2.yaml
 # E5: three mobile-broadband-like paths x bulk / on-off / streams, Reno / Cubic / Vegas
 .PHONY: exp-e5
 exp-e5: deps
