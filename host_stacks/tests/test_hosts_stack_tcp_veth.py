@@ -14,6 +14,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -215,3 +216,33 @@ def test_a_sink_that_stops_early_fails_the_flow_with_its_json(
         assert flow["resets_received"] >= 1, flow
     assert isinstance(flow["resets_sent"], int)
     assert 0 < flow["bytes_acked"] <= flow["bytes_sent"] and flow["samples"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_signal_mid_flow_ends_it_with_its_json(
+    signum: int, pair: VethPair, tmp_path: Path
+) -> None:
+    """The flow runs in TcpConnection.run_raw (Rust, GIL released) nearly all
+    the time: a signal there must end the flow at once, cleanly."""
+    sent_file = tmp_path / "send.json"
+    sink = pair.spawn(pair.ns_b, "tcp-sink", "--listen", DST, "--idle", "2")
+    wait_line(sink, "listening on")
+    send = pair.spawn(
+        pair.ns_a,
+        *("tcp-send", "--stack", "ratelab", "--src", STACK_ADDR, "--dst", DST, "--cc", "reno"),
+        *("--duration", "30", "--sample-interval", "1", "--json-out", str(sent_file)),
+    )
+    deadline = time.monotonic() + TIMEOUT
+    while STACK_ADDR not in sh(pair.ns_b, "ss", "-Htn", "state", "established"):
+        assert time.monotonic() < deadline, "the flow never connected"
+        time.sleep(0.1)
+    time.sleep(1.0)
+    signalled = time.monotonic()
+    send.send_signal(signum)
+    out, err = send.communicate(timeout=TIMEOUT)
+    assert time.monotonic() - signalled < 5, "the signal did not end the flow at once"
+    assert send.returncode == 1, err
+    assert "Traceback" not in err and ": failed (interrupted)" in out, out + err
+    [flow] = json.loads(sent_file.read_text())["flows"]
+    assert (flow["state"], flow["error"]) == ("failed", "interrupted")
+    assert flow["bytes_acked"] > 0 and flow["samples"]
