@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratelab_ctl.configfile import ConfigError
+from ratelab_ctl.configfile import ConfigError, PortPriority
 from ratelab_ctl.connection import SwitchConnection, SwitchError
 from ratelab_ctl.controller import Controller
 from ratelab_ctl.counters import CounterSnapshot
@@ -140,6 +140,7 @@ def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") 
             lines.append(
                 f"{plan.name} port {p.port} -> {p.peer}: {rate}, {delay:g} ms, "
                 f"queue {cfg.queue_limit}, {aqm}"
+                + _priority_text([q for q in plan.config.priority if q.port == p.port])
             )
         lines.append(f"{plan.name}: {len(plan.config.router.routes)} routes")
     for host in topo.hosts:
@@ -156,6 +157,18 @@ def _knob(value: float | bool | str | None, seconds: bool) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return f"{value:g}s" if seconds else str(value)
+
+
+def _priority_text(priority: list[PortPriority]) -> str:
+    """`, 2 priority queues (protocol 1 -> 1, port 80 -> 1)`: a port's queues and rules."""
+    if not priority or priority[0].queues < 2:
+        return ""
+    q = priority[0]
+    rules = [f"protocol {v} -> {lv}" for v, lv in q.protocols]
+    rules += [f"dscp {v} -> {lv}" for v, lv in q.dscp]
+    rules += [f"port {v} -> {lv}" for v, lv in q.l4_ports]
+    shown = ", ".join(rules[:6]) + (f", ... ({len(rules)} rules)" if len(rules) > 6 else "")
+    return f", {q.queues} priority queues" + (f" ({shown})" if rules else "")
 
 
 def _flow_line(topo: Topology, flow: Flow) -> str:

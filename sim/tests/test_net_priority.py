@@ -6,6 +6,7 @@ large FIFO waits behind it with one queue and passes it with two."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import ratelab_net
 from ratelab_ctl.configfile import ConfigError, PortPriority
 from ratelab_ctl.priority import priority_queues
 from ratelab_ctl.switch_options import switch_options
+from ratelab_net.cli import main
 from ratelab_net.routers import plan_routers
 from ratelab_net.sim_scenario import router_spec
 from ratelab_net.topology import parse_topology
@@ -127,3 +129,12 @@ def test_a_ping_passes_a_full_fifo_in_its_own_queue() -> None:
     assert two_rtt < BASE_RTT_MS + 5
     # the bulk flow is not slowed by the pings' queue
     assert two_bulk > 0.9 * one_bulk
+
+
+def test_check_shows_the_queues(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(_text("priority_queues: 2, priority: {protocols: {icmp: 1}, ports: {80: 1}}"))
+    assert main(["check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "r1 port 2 -> b: 10 Mbit/s, 0 ms, queue 100, fifo, 2 priority queues " in out
+    assert "(protocol 1 -> 1, port 80 -> 1)" in out
