@@ -29,32 +29,42 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def _check_quick(out: Path) -> pd.DataFrame:
     """What both backends' quick E4 must show: the large FIFO's longer queue
-    and pings, the download finished, the tables and figures written."""
+    and pings, the priority queue's short ones, the downloads finished, the
+    tables and figures written."""
     runs = pd.read_parquet(out / "runs.parquet")
     assert (runs["status"] == "ok").all(), runs[["case", "error"]]
     by_case = runs.set_index("case")
-    assert set(by_case.index) == {"small", "large"}
-    small, large = by_case.loc["small"], by_case.loc["large"]
+    assert set(by_case.index) == {"small", "large", "large-prio"}
+    small, large, prio = (by_case.loc[c] for c in ("small", "large", "large-prio"))
     # a standing queue of tens of packets at 1.5 Mbit/s (8 ms each) is on every ping
-    assert large["max_avg_queue"] > 2 * small["max_avg_queue"] > 10
-    assert large["ping_rtt_ms"] > small["ping_rtt_ms"] + 100
+    assert large["max_avg_queue"] > 1.8 * small["max_avg_queue"] > 9
+    assert large["ping_rtt_ms"] > small["ping_rtt_ms"] + 80
     assert small["ping_rtt_ms"] > 20  # the base RTT
+    # in their own queue the pings pass the long flow's, and so does the download
+    assert 20 < prio["ping_rtt_ms"] < min(60, small["ping_rtt_ms"])
+    assert prio["download_time_s"] < large["download_time_s"] / 2
+    assert prio["max_avg_queue"] > 1.8 * small["max_avg_queue"]  # the long flow's own
     assert (runs["downloads_done_pct"] == 100).all()
-    assert runs["download_time_s"].between(0.5, 5.5).all()  # 100 kB at 1.5 Mbit/s and more
+    assert runs["download_time_s"].between(0.2, 4.5).all()  # 50 kB at 1.5 Mbit/s and more
     assert runs["long_flow_goodput"].between(0.8e6, 1.5e6).all()
     pings = pd.read_parquet(out / "pings.parquet")
     assert pings.groupby("run_id")["seq"].min().eq(0).all()
-    assert pings.groupby("run_id")["rtt_ms"].count().ge(50).all()  # 6 s at 10 a second
+    assert pings.groupby("run_id")["rtt_ms"].count().ge(40).all()  # 5 s at 10 a second
     queues = pd.read_parquet(out / "queues.parquet")
     assert set(queues["router"] + "." + queues["port"].astype(str)) == {"r1.2"}
     downloads = pd.read_parquet(out / "downloads.parquet")
-    assert list(downloads["flow"]) == ["web01", "web01"]
+    assert list(downloads["flow"]) == ["web01"] * 3
     samples = pd.read_parquet(out / "samples.parquet")
     assert samples[samples["flow"] == "long"]["cwnd"].max() > 10
     report = (out / "report.md").read_text()
-    # the report's contrast is the runs' own medians
+    # the report's contrasts are the runs' own medians
     a, b = small["ping_rtt_ms"], large["ping_rtt_ms"]
     assert f"ping RTT (mean) from small to large (medians): cubic {a:.3g} -> {b:.3g} ms" in report
+    a, b = large["download_time_s"], prio["download_time_s"]
+    assert (
+        f"web download time (mean) from large to large-prio (medians): cubic {a:.3g} -> {b:.3g} s"
+        in report
+    )
     for name in ("series-cwnd", "series-queue", "series-ping_rtt_ms", "series-download_s"):
         assert (out / f"{name}.png").stat().st_size > 0 and (out / f"{name}.pdf").exists()
     assert (out / "ping_rtt_ms-box.png").exists()
@@ -65,7 +75,7 @@ def test_e4_quick_in_the_simulator(tmp_path: Path) -> None:
     out = tmp_path / "e4"
     proc = _run("run", str(E4), "--quick", "--workers", "2", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "e4: 2/2 runs, 0 failed" in proc.stderr
+    assert "e4: 3/3 runs, 0 failed" in proc.stderr
     _check_quick(out)
     assert not (out / "net").exists()  # the simulator keeps no network folders
 
@@ -75,7 +85,7 @@ def test_e4_quick_in_mininet(tmp_path: Path) -> None:
     out = tmp_path / "e4m"
     proc = _run("run", str(E4), "--quick", "--backend", "mininet", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "e4: 2/2 runs, 0 failed" in proc.stderr
+    assert "e4: 3/3 runs, 0 failed" in proc.stderr
     assert "Mininet run c000-cubic" in proc.stderr
     runs = _check_quick(out)
     for run_id in runs["run_id"]:  # ratelab-net's own folder is kept per run
@@ -85,7 +95,7 @@ def test_e4_quick_in_mininet(tmp_path: Path) -> None:
     assert json.loads((out / "experiment.json").read_text())["backend"] == "mininet"
     # a rerun runs nothing and the report is rebuilt from the runs on disk
     again = _run("run", str(E4), "--quick", "--backend", "mininet", "--out", str(out))
-    assert again.returncode == 0 and "2 runs, 2 already done" in again.stderr
+    assert again.returncode == 0 and "3 runs, 3 already done" in again.stderr
     report = (out / "report.md").read_text()
     assert _run("report", str(out)).returncode == 0
     assert (out / "report.md").read_text() == report
