@@ -51,6 +51,14 @@ exp-e2: deps
 .PHONY: exp-e5
 exp-e5: deps
 	$(VENV)/bin/ratelab-exp run sim/experiments/e5.yaml
+# E4: bufferbloat, small vs large FIFO vs two priority queues, Reno / Cubic, in the
+# simulator; exp-e4-mininet: the same file in Mininet (root; kernel TCP; the runs
+# one at a time, about 70 s each: 24 runs, half an hour)
+.PHONY: exp-e4 exp-e4-mininet
+exp-e4: deps
+	$(VENV)/bin/ratelab-exp run sim/experiments/e4.yaml
+exp-e4-mininet: deps
+	$(VENV)/bin/ratelab-exp run sim/experiments/e4.yaml --backend mininet
 # the full E1 timed from scratch (the issue's target: under 15 minutes on 2 cores)
 BENCH_TARGETS += bench-exp-e1
 .PHONY: bench-exp-e1
