@@ -22,6 +22,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--out", help="results folder (default build/exp/NAME[-quick])")
     run.add_argument("--retry-failed", action="store_true", help="run failed runs again")
     run.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="run at most N of the missing runs, then the report (a later call goes on)",
+    )
+    run.add_argument(
         "--backend",
         choices=BACKENDS,
         help="sim (ratelab's simulator, on Dask) or mininet (ratelab-net run, as root, one "
@@ -38,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.workers is not None and args.workers < 1:
                 print("ratelab-exp: --workers: expected 1 or more", file=sys.stderr)
                 return 2
+            if args.max_runs is not None and args.max_runs < 1:
+                print("ratelab-exp: --max-runs: expected 1 or more", file=sys.stderr)
+                return 2
             if args.workers is not None and args.scheduler:
                 print("ratelab-exp: --workers and --scheduler exclude each other", file=sys.stderr)
                 return 2
@@ -49,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                 out=args.out,
                 retry_failed=args.retry_failed,
                 backend=args.backend,
+                max_runs=args.max_runs,
             )
         else:
             out = rebuild(args.dir).parent

@@ -425,10 +425,12 @@ def run_experiment(
     retry_failed: bool = False,
     log: Callable[[str], None] | None = None,
     backend: str | None = None,
+    max_runs: int | None = None,
 ) -> Path:
     """Runs what is missing of an experiment, then writes its tables and report
     under OUT (default build/exp/<name>[-mininet][-quick]); returns OUT.
-    `backend` replaces the file's. Bad files raise ConfigError, a Mininet
+    `backend` replaces the file's; `max_runs` runs at most that many of the
+    missing runs this time (a later call goes on). Bad files raise ConfigError, a Mininet
     sweep without root or with Dask options UsageError, before anything runs."""
     from ratelab_exp.report import write_report
 
@@ -457,6 +459,9 @@ def run_experiment(
             continue
         todo.append(t)
     say(f"{exp.name}: {len(tasks)} runs, {len(tasks) - len(todo)} already done")
+    if max_runs is not None and len(todo) > max_runs:
+        say(f"{exp.name}: running {max_runs} of the {len(todo)} missing (--max-runs)")
+        todo = todo[:max_runs]
     if todo and exp.backend == "mininet":
         _run_in_turn(exp.name, todo, len(tasks), runs_dir, folder / "net", say)
     elif todo:

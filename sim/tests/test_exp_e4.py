@@ -274,3 +274,23 @@ def test_mininet_backend_refuses_dask_options_and_non_root(
     with pytest.raises(UsageError, match="backend mininet needs root"):
         run_experiment(path, backend="mininet", out=out)
     assert not out.exists()
+
+
+def test_max_runs_runs_part_and_a_later_call_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text(TOPOLOGY)
+    path = tmp_path / "exp.yaml"
+    path.write_text(EXPERIMENT)
+    out = tmp_path / "out"
+    first = _run("run", str(path), "--out", str(out), "--workers", "1", "--max-runs", "1")
+    assert first.returncode == 0, first.stderr
+    assert "tiny: running 1 of the 2 missing (--max-runs)" in first.stderr
+    assert len(pd.read_parquet(out / "runs.parquet")) == 1
+    assert "1 ok, 0 failed, 1 not run yet." in (out / "report.md").read_text()
+    rest = _run("run", str(path), "--out", str(out), "--workers", "1")
+    assert rest.returncode == 0 and "2 runs, 1 already done" in rest.stderr
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert len(runs) == 2 and runs["download_time_s"].notna().all()
+    bad = _run("run", str(path), "--out", str(out), "--max-runs", "0")
+    assert (
+        bad.returncode == 2 and bad.stderr.strip() == "ratelab-exp: --max-runs: expected 1 or more"
+    )
