@@ -279,6 +279,11 @@ from ratelab_exp.metrics_e5 import METRICS_E5  # noqa: E402
 
 METRICS.update(METRICS_E5)
 
+# the rest of E3's catalogue (metrics_e3.py)
+from ratelab_exp.metrics_e3 import METRICS_E3  # noqa: E402
+
+METRICS.update(METRICS_E3)
+
 # the studies' own metrics (each module imports Metric and RunData from here)
 from ratelab_exp.metrics_e4 import METRICS_E4  # noqa: E402
 
