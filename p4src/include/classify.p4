@@ -21,6 +21,7 @@ control Classify(inout headers_t hdr, inout metadata_t meta,
             hdr.ipv4.protocol: exact;
         }
         actions = { set_priority; }
+        default_action = set_priority(0);
         size = PRIORITY_TABLE_SIZE;
     }
 
@@ -30,6 +31,7 @@ control Classify(inout headers_t hdr, inout metadata_t meta,
             meta.dscp: exact;
         }
         actions = { set_priority; }
+        default_action = set_priority(0);
         size = PRIORITY_TABLE_SIZE;
     }
 
@@ -41,6 +43,7 @@ control Classify(inout headers_t hdr, inout metadata_t meta,
             hdr.l4_ports.src_port: exact;
         }
         actions = { set_priority; }
+        default_action = set_priority(0);
         size = PRIORITY_TABLE_SIZE;
     }
 
@@ -50,6 +53,7 @@ control Classify(inout headers_t hdr, inout metadata_t meta,
             hdr.l4_ports.dst_port: exact;
         }
         actions = { set_priority; }
+        default_action = set_priority(0);
         size = PRIORITY_TABLE_SIZE;
     }
 
