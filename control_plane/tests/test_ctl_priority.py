@@ -4,11 +4,17 @@ Verilog core accept, and every class of bad value at its place in the file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from ctl_support import Compiled
-from ratelab_ctl.configfile import ConfigError, PortPriority, parse_config
-from ratelab_ctl.controller import check_program
+from finsy.proto.p4.v1 import p4runtime_pb2
+from p4rt_double import FakeServer
+from ratelab_ctl.configfile import ConfigError, PortPriority, load_config, parse_config
+from ratelab_ctl.connection import SwitchConnection
+from ratelab_ctl.controller import Controller, check_program
 from ratelab_ctl.diff import diff_configs
+from ratelab_ctl.entities import entry_from_pb
 from ratelab_ctl.hdl_driver import core_writes
 from ratelab_ctl.priority import (
     DST_PORT_TABLE,
@@ -193,7 +199,7 @@ def test_the_verilog_core_refuses_priority_queues() -> None:
         ),
         (
             "ports.3.priority_queues=~",
-            "r.yaml:9:15: error: ports.3.priority: needs ports.3.priority_queues (2..8) to put "
+            "r.yaml:9:15: error: ports.3.priority: needs priority_queues (2..8) beside it to put "
             "packets in",
         ),
         (
@@ -204,3 +210,32 @@ def test_the_verilog_core_refuses_priority_queues() -> None:
 )
 def test_bad_values(override: str, message: str) -> None:
     assert error_of(BASE, (override,)) == message
+
+
+def test_pushed_read_back_and_changed_over_p4runtime(
+    fake_switch: FakeServer, compiled: Compiled, tmp_path: Path
+) -> None:
+    """push sends the rules with the model's entries; reading them back from the
+    switch leaves nothing to reconcile; a changed rule is one MODIFY."""
+    path = tmp_path / "r.yaml"
+    path.write_text(BASE)
+    conn = SwitchConnection(fake_switch.address, timeout=5).open()
+    try:
+        ctl = Controller(conn)
+        ctl.push_pipeline(compiled.json, compiled.p4info)
+        cfg = load_config(path)
+        ctl.apply_config(cfg)
+        fake = fake_switch.servicer
+        sent = [entry_from_pb(compiled.schema, u.entity.table_entry) for u in fake.updates()]
+        assert sent == config_entries(cfg)
+        assert ctl.reconcile(cfg) == []
+        before = len(fake.writes)
+        ctl.reconcile(load_config(path, ["ports.3.priority.dscp.46=1"]))
+        (write,) = fake.writes[before:]
+        (update,) = write.updates
+        assert update.type == p4runtime_pb2.Update.MODIFY
+        assert entry_from_pb(compiled.schema, update.entity.table_entry) == TableEntry(
+            "RouterIngress.classify.priority_dscp", (3, 46), SET_PRIORITY, (1,)
+        )
+    finally:
+        conn.close()

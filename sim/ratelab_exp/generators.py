@@ -59,6 +59,12 @@ E1_DEFAULTS: dict[str, Any] = {
     "duration_s": 1200.0,
     # not given by the study: ratelab's default router queue (100 packets)
     "queue_limit": 100,
+    # the smallest share an RBCC router stamps (B/s; RBCC.md MIN_RATE, 1,500
+    # by default): below every share E1 can give (a 32 kbit/s link's 3,800
+    # B/s over 15 data and 15 ACK flows, 126 B/s). With the default, four
+    # flows on a 40 kbit/s link were held at 4 x 1,500 B/s > its 4,750 B/s:
+    # its queue stood full, lost packets and held SYNs past the 30 s give-up
+    "rbcc_min_rate": 100,
 }
 
 
@@ -90,7 +96,8 @@ def e1(params: dict[str, Any], seed: int) -> RunInput:
     n = p["pairs"]
     hosts = [f"src{i}" for i in range(1, n + 1)] + [f"dst{i}" for i in range(1, n + 1)]
     links = [_e1_link(rng, a, b, p) for a, b in sorted(pairs)]
-    links += [_e1_link(rng, h, rng.choice(routers), p) for h in hosts]
+    host_links = [_e1_link(rng, h, rng.choice(routers), p) for h in hosts]
+    links += host_links
     flows = []
     for i in range(n):
         start = i * p["start_spread_s"] / (n - 1) if n > 1 else 0.0
@@ -102,6 +109,12 @@ def e1(params: dict[str, Any], seed: int) -> RunInput:
                 "transport": "tcp",
                 "stack": "ratelab",
                 "cc": "reno",
+                # what a rate-based source asks for: its own link's rate. The
+                # routers never stamp the source's link (it is no router's
+                # port), so a source asking for more overflows its own queue
+                # (E1 lost ~15,000 packets per scenario there at 10 Mbit/s,
+                # sim/experiments/README.md "E1"). A bulk TCP flow ignores it.
+                "rate": host_links[i]["rate"],
                 "start": f"{start:.6f}s",
             }
         )
@@ -110,7 +123,10 @@ def e1(params: dict[str, Any], seed: int) -> RunInput:
         # queues sampled every 2 s: 600 samples per port over 1,200 s give the
         # average queue; finer sampling doubles the run's time (results parsing)
         "poll_interval": "2s",
-        "routers": {r: {"router_id": f"10.255.0.{i + 1}"} for i, r in enumerate(routers)},
+        "routers": {
+            r: {"router_id": f"10.255.0.{i + 1}", "rbcc": {"min_rate": p["rbcc_min_rate"]}}
+            for i, r in enumerate(routers)
+        },
         "hosts": hosts,
         "links": links,
         "flows": flows,
