@@ -7,6 +7,7 @@
 //! connection state. Windows are in bytes; time is integer nanoseconds.
 
 mod cubic;
+mod cubic_hystart;
 mod hystart;
 mod newreno;
 mod prr;
@@ -15,6 +16,7 @@ mod vegas;
 mod window;
 
 pub use cubic::{Cubic, CubicParams};
+pub use cubic_hystart::CubicHyStart;
 pub use hystart::HyStart;
 pub use newreno::NewReno;
 pub use prr::Prr;
@@ -135,6 +137,12 @@ impl std::str::FromStr for CcKind {
             "reno" => Ok(CcKind::Reno),
             "newreno" => Ok(CcKind::NewReno),
             "cubic" => Ok(CcKind::Cubic(CubicParams::default())),
+            // CUBIC leaving slow start as Linux's does: what the simulator runs
+            // for a Linux kernel Cubic flow (sim/ratelab_net/sim_scenario.py).
+            "cubic-linux" => Ok(CcKind::Cubic(CubicParams {
+                linux_hystart: true,
+                ..CubicParams::default()
+            })),
             "vegas" => Ok(CcKind::Vegas(VegasParams::default())),
             _ => Err(UnknownCc(s.to_string())),
         }

@@ -180,6 +180,12 @@ impl Config {
                 format!("must be 1 to 32, got {}", self.syn_retries),
             );
         }
+        if self.hystart && matches!(self.cc, CcKind::Cubic(p) if p.linux_hystart) {
+            return err(
+                "hystart",
+                "cubic-linux leaves slow start by Linux's HyStart: no HyStart++ on top".into(),
+            );
+        }
         Ok(())
     }
 }
@@ -192,6 +198,14 @@ mod tests {
     fn default_is_valid_and_bad_values_name_the_field() {
         Config::default().validate().unwrap();
         let cases: Vec<(Config, &str)> = vec![
+            (
+                Config {
+                    cc: "cubic-linux".parse().unwrap(),
+                    hystart: true,
+                    ..Config::default()
+                },
+                "hystart: cubic-linux leaves slow start by Linux's HyStart",
+            ),
             (
                 Config {
                     initial_window: 0,
