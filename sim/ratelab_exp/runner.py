@@ -459,13 +459,15 @@ def run_experiment(
             continue
         todo.append(t)
     say(f"{exp.name}: {len(tasks)} runs, {len(tasks) - len(todo)} already done")
+    missing = len(todo)
     if max_runs is not None and len(todo) > max_runs:
         say(f"{exp.name}: running {max_runs} of the {len(todo)} missing (--max-runs)")
         todo = todo[:max_runs]
+    done = len(tasks) - missing
     if todo and exp.backend == "mininet":
-        _run_in_turn(exp.name, todo, len(tasks), runs_dir, folder / "net", say)
+        _run_in_turn(exp.name, todo, len(tasks), done, runs_dir, folder / "net", say)
     elif todo:
-        _run_tasks(exp.name, todo, len(tasks), scheduler, workers, runs_dir, say)
+        _run_tasks(exp.name, todo, len(tasks), done, scheduler, workers, runs_dir, say)
     write_report(exp, tasks, folder)
     return folder
 
@@ -488,13 +490,14 @@ def _run_in_turn(
     name: str,
     todo: list[Task],
     total: int,
+    done: int,
     runs_dir: Path,
     net_dir: Path,
     say: Callable[[str], None],
 ) -> None:
     """Mininet runs, one after the other in this process (never two networks
     at once); each run's ratelab-net folder is kept under net_dir/<run-id>."""
-    progress = Progress(name, total, total - len(todo), say)
+    progress = Progress(name, total, done, say)
     for task in todo:
         say(f"{name}: Mininet run {task.run_id} (case {task.case}, {task.transport})")
         record = execute(task, str(net_dir))
@@ -505,6 +508,7 @@ def _run_tasks(
     name: str,
     todo: list[Task],
     total: int,
+    done: int,
     scheduler: str | None,
     workers: int | None,
     runs_dir: Path,
@@ -512,7 +516,7 @@ def _run_tasks(
 ) -> None:
     from distributed import as_completed
 
-    progress = Progress(name, total, total - len(todo), say)
+    progress = Progress(name, total, done, say)
     client = _client(scheduler, workers)
     try:
         futures = {

@@ -284,6 +284,7 @@ def test_max_runs_runs_part_and_a_later_call_the_rest(tmp_path: Path) -> None:
     first = _run("run", str(path), "--out", str(out), "--workers", "1", "--max-runs", "1")
     assert first.returncode == 0, first.stderr
     assert "tiny: running 1 of the 2 missing (--max-runs)" in first.stderr
+    assert "tiny: 1/2 runs, 0 failed" in first.stderr
     assert len(pd.read_parquet(out / "runs.parquet")) == 1
     assert "1 ok, 0 failed, 1 not run yet." in (out / "report.md").read_text()
     rest = _run("run", str(path), "--out", str(out), "--workers", "1")
