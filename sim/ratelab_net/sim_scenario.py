@@ -182,7 +182,8 @@ def _flow(flow: Flow) -> dict[str, Any]:
             app = {"kind": "transfer", "bytes": flow.transfer_bytes}
         else:
             app = {"kind": "bulk"}
-        tcp: dict[str, Any] = {"cc": flow.cc, "app": app}
+        cc = kernel_knobs(flow.cc or "").get("cc", flow.cc) if _kernel(flow) else flow.cc
+        tcp: dict[str, Any] = {"cc": cc, "app": app}
         knobs = _knobs(flow)
         if knobs:
             tcp["knobs"] = knobs
@@ -208,11 +209,34 @@ def _flow(flow: Flow) -> dict[str, Any]:
     return spec
 
 
+# What a `stack: kernel` flow runs with where the stack's defaults are not
+# Linux's (docs/NET.md "What differs from Mininet"): the RTO as tcp_set_rto()
+# computes it (the 200 ms floor on the variance term, not on the RTO) and
+# proportional rate reduction in fast recovery (Linux's only way since 3.2);
+# Cubic as `cubic-linux`, which leaves slow start by tcp_cubic.c's HyStart
+# (host_stacks/stack/src/cc/cubic_hystart.rs). IW10, the 200 ms minimum and
+# 1 s initial RTO, SACK, timestamps and the 40 ms delayed-ACK timer are the
+# stack's defaults already.
+LINUX_KNOBS: dict[str, Any] = {"rto_formula": "linux", "prr": True}
+LINUX_CCS = {"cubic": "cubic-linux"}
+
+
+def kernel_knobs(cc: str) -> dict[str, Any]:
+    """The ratelab stack's settings that make it behave as Linux's TCP with `cc`:
+    the knobs, and `cc` when the simulator runs another variant of it."""
+    return {**LINUX_KNOBS, **({"cc": LINUX_CCS[cc]} if cc in LINUX_CCS else {})}
+
+
+def _kernel(flow: Flow) -> bool:
+    return flow.tcp is None or flow.tcp.stack == "kernel"
+
+
 def _knobs(flow: Flow) -> dict[str, Any]:
-    """A `stack: ratelab` flow's knobs the file gives (the rest: the stack's defaults)."""
+    """A `stack: ratelab` flow's knobs the file gives (the rest: the stack's
+    defaults); a kernel flow's Linux-like settings (kernel_knobs)."""
     tcp = flow.tcp
-    if tcp is None or tcp.stack != "ratelab":
-        return {}
+    if tcp is None or _kernel(flow):
+        return {k: v for k, v in kernel_knobs(flow.cc or "").items() if k != "cc"}
     knobs: dict[str, Any] = {}
     if tcp.iw is not None:
         knobs["iw"] = tcp.iw

@@ -116,9 +116,10 @@ def test_files_are_byte_identical_for_the_same_seed(tmp_path: Path, results: Res
 def test_example_file_with_ping_and_variants() -> None:
     res = ratelab_net.simulate(ROOT / "sim" / "examples" / "three_routers.yaml")
     flows = res.flows.set_index("flow")
-    # a request every 0.2 s for 15 s; RED at the bottleneck may drop a few
+    # a request every 0.2 s for 15 s; RED at the bottleneck drops a few (6 with
+    # the kernel Reno flow simulated as Linux's, whose PRR keeps more in flight)
     assert flows.loc["ping", "ping_sent"] == 75
-    assert 70 <= flows.loc["ping", "ping_received"] == len(res.pings)
+    assert 65 <= flows.loc["ping", "ping_received"] == len(res.pings)
     assert list(res.pings.columns) == ["flow", "seq", "sent_s", "rtt_ms"]
     assert res.pings["seq"].is_monotonic_increasing and res.pings["seq"].max() <= 74
     assert res.pings["rtt_ms"].min() > 2 * (1 + 5 + 10 + 1)  # the path's delays
