@@ -87,6 +87,7 @@ fn tcp(name: &str, from: &str, to: &str, cc: &str, app: AppSpec) -> FlowSpec {
             app,
             mss: None,
             knobs: Default::default(),
+            packet_delays: false,
         }),
         udp: None,
         rbcc: None,
@@ -501,6 +502,13 @@ fn bad_scenarios_name_the_field() {
     let again = s.routers[0].ports[0].clone();
     s.routers[0].ports.push(again);
     assert_eq!(error(&s).field, "routers[0].ports[2].port");
+
+    let mut s = base();
+    s.routers[0].ports[0].priority_queues = Some(9);
+    assert_eq!(
+        error(&s).to_string(),
+        "routers[0].ports[0].priority_queues: invalid argument: 9 priority queues (1..=8)"
+    );
 
     let mut s = base();
     s.links[1].a.port = None;
