@@ -1,7 +1,8 @@
 """E2's measurements (../shared/EXPERIMENTS.md E2), per run, from the flows
 table: each burst's elapsed time (its longest flow), RTOs and spurious RTOs,
-and Jain's index between the two bursts. The bursts are told apart by the
-flow names generators_e2 gives them (a1.. the first, b1.. the later one)."""
+Jain's index between the two bursts, and the data segments' one-way delay.
+The bursts are told apart by the flow names generators_e2 gives them (a1..
+the first, b1.. the later one)."""
 
 from __future__ import annotations
 
@@ -69,10 +70,36 @@ def tcp_spurious_rtos(d: RunData) -> float:
     return float(pd.to_numeric(rows, errors="coerce").fillna(0).sum())
 
 
+def _delays(d: RunData) -> pd.DataFrame:
+    """The flows with per-packet one-way delays (the simulator records them for
+    fixed-size transfers): their packet counts, means and maxima."""
+    if "owd_packets" not in d.flows:
+        return d.flows.iloc[0:0]
+    return d.flows[pd.to_numeric(d.flows["owd_packets"], errors="coerce").fillna(0) > 0]
+
+
+def owd_mean_ms(d: RunData) -> float:
+    """The mean one-way delay of every data segment the receivers got (ms):
+    from the server handing it to its interface to the mobile host."""
+    rows = _delays(d)
+    n = pd.to_numeric(rows["owd_packets"]).astype(float)
+    if not n.sum():
+        return math.nan
+    return float((n * pd.to_numeric(rows["owd_mean_ms"]).astype(float)).sum() / n.sum())
+
+
+def owd_max_ms(d: RunData) -> float:
+    """The longest one-way delay of any data segment of the run (ms)."""
+    rows = _delays(d)
+    return float(pd.to_numeric(rows["owd_max_ms"]).max()) if len(rows) else math.nan
+
+
 METRICS_E2: dict[str, Metric] = {
     "e2_first_burst_s": Metric(first_burst_s, "s", "lower", "first burst's longest flow"),
     "e2_later_burst_s": Metric(later_burst_s, "s", "lower", "later burst's longest flow"),
     "e2_burst_jain": Metric(burst_jain, "", "higher", "Jain's index between the bursts"),
     "e2_incomplete": Metric(incomplete_flows, "flows", "lower", "flows not completed"),
     "tcp_spurious_rtos": Metric(tcp_spurious_rtos, "timeouts", "lower", "spurious TCP RTOs"),
+    "e2_owd_mean_ms": Metric(owd_mean_ms, "ms", "lower", "one-way delay (mean of the packets)"),
+    "e2_owd_max_ms": Metric(owd_max_ms, "ms", "lower", "one-way delay (the longest packet's)"),
 }

@@ -1,7 +1,7 @@
 """E2's part of the report: what the runs found in the study's own terms
-(IW10 vs IW3, a 1 s vs a 3 s initial RTO, spurious RTOs, the bursts'
-fairness) and its figures (box plots of each burst's longest flow by case,
-RTO counts). Everything is computed from the runs table; it applies to an
+(IW10 vs IW3, a 1 s vs a 3 s initial RTO, spurious RTOs, one-way delay, the
+bursts' fairness) and its figures (box plots of each burst's longest flow by
+case, RTO counts, one-way delay CDFs). Everything is computed from the runs table; it applies to an
 experiment that measures E2's burst times (generators_e2's cases)."""
 
 from __future__ import annotations
@@ -157,6 +157,26 @@ def _rto_lines(ok: pd.DataFrame, exp: Experiment) -> list[str]:
     return lines
 
 
+def _owd_lines(ok: pd.DataFrame, exp: Experiment) -> list[str]:
+    """Per link: the median over runs of each run's mean packet one-way
+    delay, by queue setup and by transport."""
+    if "e2_owd_mean_ms" not in ok:
+        return []
+    lines = []
+    for link in dict.fromkeys(ok["link"]):
+        mine = ok[ok["link"] == link]
+        owd = pd.to_numeric(mine["e2_owd_mean_ms"])
+        by_queue = owd.groupby(mine["queue"]).median()
+        by_transport = owd.groupby(mine["transport"]).median()
+        queues = ", ".join(f"{q} {by_queue[q]:.3g}" for q in QUEUES if q in by_queue)
+        transports = ", ".join(f"{t} {by_transport[t]:.3g}" for t in exp.transports)
+        lines.append(
+            f"one-way delay on {LINK_NAMES.get(link, link)} (median of the runs' mean per "
+            f"packet, ms): by queue {queues}; by transport {transports}"
+        )
+    return lines
+
+
 def _jain_lines(ok: pd.DataFrame, exp: Experiment) -> list[str]:
     if "e2_burst_jain" not in ok:
         return []
@@ -188,7 +208,8 @@ def findings(exp: Experiment, runs: pd.DataFrame) -> list[str]:
         return []
     knobs = transport_knobs(exp)
     lines = _compare(ok, knobs, "iw") + _compare(ok, knobs, "rto_s")
-    return lines + _rto_lines(ok, exp) + _jain_lines(ok, exp) + _incomplete_lines(ok)
+    lines += _rto_lines(ok, exp) + _owd_lines(ok, exp) + _jain_lines(ok, exp)
+    return lines + _incomplete_lines(ok)
 
 
 def _save(fig: Any, folder: Path, stem: str) -> str:
@@ -277,7 +298,54 @@ def _rto_bars(ok: pd.DataFrame, exp: Experiment, folder: Path, plt: Any) -> str:
     return png
 
 
-def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str, str]]:
+def _owd_cdfs(
+    ok: pd.DataFrame, flows: pd.DataFrame, exp: Experiment, folder: Path, plt: Any
+) -> str | None:
+    """One panel per link and queue setup: the CDF over flows of each flow's
+    median packet one-way delay, a line per transport."""
+    if flows.empty or "owd_p50_ms" not in flows:
+        return None
+    # the run's transport (a flow row's own `transport` is its protocol, tcp/newreno)
+    setup = ok.set_index("run_id")[["link", "queue", "transport"]]
+    rows = flows.drop(columns=["transport"]).join(setup, on="run_id", how="inner")
+    rows = rows[pd.to_numeric(rows["owd_p50_ms"], errors="coerce").notna()]
+    if rows.empty:
+        return None
+    links = list(dict.fromkeys(ok["link"]))
+    queues = [q for q in QUEUES if q in set(rows["queue"])]
+    fig, axes = plt.subplots(
+        len(links), len(queues), figsize=(3.2 * len(queues), 2.6 * len(links)), squeeze=False
+    )
+    for r, link in enumerate(links):
+        for c, queue in enumerate(queues):
+            ax = axes[r][c]
+            panel = rows[(rows["link"] == link) & (rows["queue"] == queue)]
+            for t in exp.transports:
+                values = pd.to_numeric(panel[panel["transport"] == t]["owd_p50_ms"]).dropna()
+                if len(values):
+                    ax.ecdf(values.to_numpy(dtype=float), label=t)
+            ax.set_title(f"{LINK_NAMES.get(link, link)} {queue}", fontsize="small")
+            if panel.empty:
+                ax.set_axis_off()
+            if r == len(links) - 1:
+                ax.set_xlabel("flow's median one-way delay (ms)", fontsize="small")
+            if c == 0:
+                ax.set_ylabel("fraction of flows")
+    legend: dict[str, Any] = {}  # every transport drawn, from whichever panel has it
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            legend.setdefault(label, handle)
+    if legend:
+        fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=len(legend))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
+    png = _save(fig, folder, "e2-owd")
+    plt.close(fig)
+    return png
+
+
+def figures(
+    exp: Experiment, runs: pd.DataFrame, folder: Path, flows: pd.DataFrame | None = None
+) -> list[tuple[str, str]]:
     """E2's figures as PNG and PDF; (title, PNG file name) each."""
     ok = _ok_runs(runs)
     if ok.empty:
@@ -294,6 +362,9 @@ def figures(exp: Experiment, runs: pd.DataFrame, folder: Path) -> list[tuple[str
         out.append((title, _burst_boxes(ok, exp, link, folder, plt)))
     if "tcp_rtos" in ok and "tcp_spurious_rtos" in ok:
         out.append(("RTOs and spurious RTOs per run", _rto_bars(ok, exp, folder, plt)))
+    owd = _owd_cdfs(ok, flows if flows is not None else pd.DataFrame(), exp, folder, plt)
+    if owd is not None:
+        out.append(("one-way delay: CDF of each flow's median packet delay", owd))
     return out
 
 
@@ -306,4 +377,5 @@ def section(
     runs = tables.get("runs", pd.DataFrame())
     if runs.empty or "status" not in runs:
         return [], []
-    return findings(exp, runs), figures(exp, runs, folder)
+    flows = tables.get("flows", pd.DataFrame())
+    return findings(exp, runs), figures(exp, runs, folder, flows)

@@ -208,6 +208,7 @@ def results_frames(raw: dict[str, Any]) -> Results:
     flows["completion_s"] = pd.array(
         [None if c is None else c / 1e9 for c in completion], dtype="Float64"
     )
+    _packet_delay_columns(flows, raw["flows"])
     for col in flow_cols[7:]:
         if col in ("tcp_goodput_bps",):
             flows[col] = flows[col].astype("Float64")
@@ -273,6 +274,26 @@ def results_frames(raw: dict[str, Any]) -> Results:
     counters = counters.rename(columns={"name": "counter"})
     raw = {k: v for k, v in raw.items() if k != "files"}
     return Results(flows, ports, samples, queues, pings, drops, counters, raw)
+
+
+# per flow, from each data segment's one-way delay (a transfer's: sim_scenario)
+PACKET_DELAY_COLUMNS = ("owd_packets", "owd_mean_ms", "owd_p50_ms", "owd_p95_ms", "owd_max_ms")
+
+
+def _packet_delay_columns(flows: pd.DataFrame, raw_flows: list[dict[str, Any]]) -> None:
+    """The flows' one-way delay statistics over their data segments (NA where
+    the simulator recorded none): count, mean, median, 95th percentile, max."""
+    stats: dict[str, list[float | None]] = {c: [] for c in PACKET_DELAY_COLUMNS}
+    for f in raw_flows:
+        ms = pd.Series(f.get("packet_delays_ns") or [], dtype=float) / 1e6
+        got = len(ms) > 0
+        stats["owd_packets"].append(len(ms) if got else None)
+        stats["owd_mean_ms"].append(float(ms.mean()) if got else None)
+        stats["owd_p50_ms"].append(float(ms.quantile(0.5)) if got else None)
+        stats["owd_p95_ms"].append(float(ms.quantile(0.95)) if got else None)
+        stats["owd_max_ms"].append(float(ms.max()) if got else None)
+    for col, values in stats.items():
+        flows[col] = pd.array(values, dtype="Int64" if col == "owd_packets" else "Float64")
 
 
 def _register_column(name: str) -> str:

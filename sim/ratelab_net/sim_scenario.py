@@ -187,6 +187,8 @@ def _flow(flow: Flow) -> dict[str, Any]:
         knobs = _knobs(flow)
         if knobs:
             tcp["knobs"] = knobs
+        if flow.transfer_bytes is not None:  # a bounded list: each segment's one-way delay
+            tcp["packet_delays"] = True
         spec["tcp"] = tcp
     elif flow.transport == "udp":
         udp: dict[str, Any] = {

@@ -83,8 +83,13 @@ def test_bursts() -> None:
     assert [f["bytes"] for f in uneven] == [25_715] * 2 + [25_714] * 5
 
 
-def _data(flows: list[tuple[str, float, float | None, int, int]]) -> RunData:
-    """(name, start s, completion s or None, bytes received, spurious RTOs) per flow."""
+def _data(
+    flows: list[tuple[str, float, float | None, int, int]],
+    owd: list[tuple[int, float, float]] | None = None,
+) -> RunData:
+    """(name, start s, completion s or None, bytes received, spurious RTOs) per
+    flow, and (packets, mean ms, max ms) of its one-way delays."""
+    owd = owd or [(0, math.nan, math.nan)] * len(flows)
     table = pd.DataFrame(
         {
             "flow": [f[0] for f in flows],
@@ -92,6 +97,9 @@ def _data(flows: list[tuple[str, float, float | None, int, int]]) -> RunData:
             "completion_s": pd.array([f[2] for f in flows], dtype="Float64"),
             "bytes_received": [f[3] for f in flows],
             "tcp_spurious_rtos": pd.array([f[4] for f in flows], dtype="Int64"),
+            "owd_packets": pd.array([o[0] or None for o in owd], dtype="Int64"),
+            "owd_mean_ms": pd.array([o[1] for o in owd], dtype="Float64"),
+            "owd_max_ms": pd.array([o[2] for o in owd], dtype="Float64"),
         }
     )
     topology = {"flows": [{"name": f[0], "start": f"{f[1]}s"} for f in flows]}
@@ -116,6 +124,12 @@ def test_metrics() -> None:
     assert METRICS["e2_burst_jain"].compute(d) == pytest.approx(jain)
     assert METRICS["tcp_spurious_rtos"].compute(d) == 3
     assert METRICS["e2_incomplete"].compute(d) == 0
+    assert math.isnan(METRICS["e2_owd_mean_ms"].compute(d))  # no packet delays recorded
+    owd = [(10, 400.0, 700.0), (30, 600.0, 900.0), (0, math.nan, math.nan)]
+    three = [("a1", 0.0, 2.0, 90_000, 0), ("a2", 0.0, 2.0, 90_000, 0), ("b1", 5.0, 2.0, 1, 0)]
+    # the mean over the packets: 10 at 400 ms, 30 at 600 ms
+    assert METRICS["e2_owd_mean_ms"].compute(_data(three, owd)) == pytest.approx(550.0)
+    assert METRICS["e2_owd_max_ms"].compute(_data(three, owd)) == 900.0
     cut = _data([("a1", 0.0, 2.0, 90_000, 0), ("b1", 5.0, None, 1_000, 0)])
     assert math.isnan(METRICS["e2_later_burst_s"].compute(cut))
     assert math.isnan(METRICS["e2_burst_jain"].compute(cut))
@@ -142,6 +156,7 @@ def _runs(times: dict[tuple[str, str, int], list[float]]) -> pd.DataFrame:
                     "tcp_rtos": 2.0,
                     "tcp_spurious_rtos": 1.0 if transport.endswith("rto1") else 0.0,
                     "e2_burst_jain": 0.9,
+                    "e2_owd_mean_ms": 300.0 if transport.startswith("iw10") else 200.0,
                     "e2_incomplete": 0.0,
                 }
             )
@@ -169,6 +184,10 @@ def test_findings_in_the_studys_terms() -> None:
     assert "iw3-rto1 2 RTOs per run, 6 spurious in 6 runs, 50 % of them" in rtos
     assert "iw3-rto3 2 RTOs per run, 0 spurious in 6 runs" in rtos
     assert "every flow of every run delivered its whole transfer" in found
+    assert (
+        "one-way delay on EDGE (median of the runs' mean per packet, ms): by queue bdp 250; "
+        "by transport iw3-rto3 200, iw3-rto1 200, iw10-rto3 300, iw10-rto1 300"
+    ) in found
 
 
 def test_bad_setup_is_one_line_and_runs_nothing(tmp_path: Path) -> None:
@@ -205,6 +224,13 @@ def test_e2_quick(tmp_path: Path) -> None:
         assert runs[edge][burst].gt(9).all() and runs[~edge][burst].gt(0.029).all()
     assert runs["e2_burst_jain"].between(0.5, 1).all()
     assert (runs["tcp_spurious_rtos"] <= runs["tcp_rtos"]).all()
+    # no packet crosses faster than the path: 11 ms + the link's delay + one
+    # 1,514-byte serialisation at its rate (EDGE 250 + 75.7 ms, LTE 15 + 0.24)
+    fastest = {"edge": 11 + 250 + 75.7, "lte": 11 + 15 + 0.24}
+    for link, floor in fastest.items():
+        mine = runs[runs["param.generator.setup"].str.startswith(link)]
+        assert mine["e2_owd_mean_ms"].gt(floor).all()
+        assert (mine["e2_owd_max_ms"] >= mine["e2_owd_mean_ms"]).all()
     flows = pd.read_parquet(out / "flows.parquet")
     assert flows.groupby("run_id")["bytes_received"].sum().eq(360_000).all()
     # the report's IW10 vs IW3 count, recomputed from the runs
@@ -215,5 +241,5 @@ def test_e2_quick(tmp_path: Path) -> None:
         f"- IW10 vs IW3 (same initial RTO), first burst: IW10 finished faster in {faster} of 8 "
         in report
     )
-    for png in ("e2-bursts-edge", "e2-bursts-lte", "e2-rtos"):
+    for png in ("e2-bursts-edge", "e2-bursts-lte", "e2-rtos", "e2-owd"):
         assert (out / f"{png}.png").exists() and (out / f"{png}.pdf").exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import ratelab_net
 from ratelab_ctl.configfile import ConfigError
@@ -125,6 +126,8 @@ def test_mininet_command_and_scenario(tmp_path: Path) -> None:
     scenario = build_scenario(topo, plan_routers(topo))
     apps = [f["tcp"]["app"] for f in scenario["flows"]]
     assert apps == [{"kind": "transfer", "bytes": 180_000}, {"kind": "bulk"}]
+    # a transfer's packet delays are recorded (a bounded list), a bulk flow's not
+    assert [f["tcp"].get("packet_delays") for f in scenario["flows"]] == [True, None]
 
 
 def test_simulated_transfer_completes_and_has_its_time() -> None:
@@ -160,3 +163,28 @@ def test_lone_transfer_time_is_first_byte_plus_receiving() -> None:
     first_byte = row["completion_s"] - receiving
     # 1.5 round trips, and a segment's serialisation on both links (1.3 ms)
     assert 1.5 * RTT_S < first_byte < 1.5 * RTT_S + 0.002, first_byte
+
+
+def test_transfer_packet_delays() -> None:
+    """Each data segment's one-way delay, from the sender's interface to the
+    receiving host: the first one crosses empty queues (the links' delays and
+    both serialisations of its 1,514-byte frame); a bulk flow records none."""
+    flow = {"name": "t", "from": "sender", "to": "receiver", "transport": "tcp", "cc": "reno"}
+    flow |= {"bytes": "180kB", "stack": "ratelab", "iw": 10, "start": "0.25s"}
+    bulk = {"name": "bulk", "from": "sender", "to": "receiver", "transport": "tcp", "cc": "reno"}
+    bulk |= {"start": "1s"}
+    res = ratelab_net.simulate(_topology([flow, bulk]), seed=1)
+    delays = res.raw["flows"][0]["packet_delays_ns"]
+    first_ms = 11 + 1514 * 8 / 100e6 * 1e3 + 1514 * 8 / RATE_BPS * 1e3
+    # the router's engine keeps whole microseconds
+    assert delays[0] / 1e6 == pytest.approx(first_ms, abs=0.002)
+    # the initial window's next segment waits one 10 Mbit/s serialisation more
+    assert (delays[1] - delays[0]) / 1e6 == pytest.approx(1514 * 8 / RATE_BPS * 1e3, abs=0.002)
+    t, b = res.flows.iloc[0], res.flows.iloc[1]
+    assert (
+        t["tcp_retransmissions"] == 0 and t["owd_packets"] == len(delays) == 125
+    )  # 180 kB / 1,448
+    assert t["owd_max_ms"] == max(delays) / 1e6 and t["owd_p50_ms"] <= t["owd_p95_ms"]
+    assert t["owd_mean_ms"] == pytest.approx(sum(delays) / len(delays) / 1e6)
+    assert "packet_delays_ns" not in res.raw["flows"][1]
+    assert pd.isna(b["owd_packets"]) and pd.isna(b["owd_mean_ms"])

@@ -134,6 +134,9 @@ pub struct Host {
     pub by_port: HashMap<(u8, u16), usize, BuildHasherDefault<PortHasher>>,
     /// IPv4 identification of the next packet.
     pub next_id: u16,
+    /// When a flow from this host records packet delays: the time each IPv4
+    /// id last left it (65,536 entries); else empty.
+    pub sent_at: Vec<Nanos>,
 }
 
 impl Host {
@@ -146,6 +149,7 @@ impl Host {
             endpoints: Vec::new(),
             by_port: HashMap::default(),
             next_id: 0,
+            sent_at: Vec::new(),
         }
     }
 }

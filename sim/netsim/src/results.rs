@@ -65,6 +65,10 @@ pub struct FlowResult {
     /// A TCP transfer (`app.kind` `transfer`) the receiver read in full: from
     /// the flow's `start_ns` (its SYN) to the last byte read; null otherwise.
     pub completion_ns: Option<Nanos>,
+    /// Each data segment's one-way delay in arrival order (retransmissions
+    /// included), for a TCP flow with `packet_delays`; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub packet_delays_ns: Vec<Nanos>,
     pub tcp: Option<TcpResult>,
     pub udp: Option<UdpResult>,
     pub rbcc: Option<RbccResult>,

@@ -228,6 +228,10 @@ pub struct TcpSpec {
     /// The stack's knobs a topology file's `stack: ratelab` flow may set.
     #[serde(default)]
     pub knobs: TcpKnobs,
+    /// Record each data segment's one-way delay (default false): from the
+    /// sender handing it to its interface to its arrival at the receiving host.
+    #[serde(default)]
+    pub packet_delays: bool,
 }
 
 /// ratelab-stack settings of one connection; absent: the stack's default

@@ -25,7 +25,7 @@ use ratelab_stack::udp::UdpSink;
 use ratelab_stack::wire::{PROTO_TCP, PROTO_UDP};
 use rbcc_host::wire::IPPROTO_RBCC;
 use rbcc_host::{Receiver, Sender, SenderConfig};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Destination MAC of every host's frames (router.p4 does not check it).
@@ -87,6 +87,11 @@ pub struct Simulator {
     scratch: Vec<u8>,
     frames: Vec<Frame>,
     pool: Vec<Vec<u8>>,
+    /// Per flow, the one-way delay of each data segment its receiver got
+    /// (flows without `packet_delays`: none); empty when no flow records them.
+    packet_delays: Vec<Vec<Nanos>>,
+    /// (host, endpoint) of each receiver whose flow records packet delays.
+    delay_receivers: HashMap<(usize, usize), usize>,
 }
 
 /// The next call a machine in µs asks for at `at_us`, in ns, after `now`.
@@ -163,6 +168,7 @@ impl Simulator {
             .collect();
         follow_traces(&topo, &mut routers, &mut hosts);
         let mut flows = Vec::with_capacity(s.flows.len());
+        let mut delay_receivers = HashMap::new();
         let mut queue = EventQueue::default();
         for (fi, f) in s.flows.iter().enumerate() {
             let (a, b) = (topo.host_index[&f.from], topo.host_index[&f.to]);
@@ -206,6 +212,10 @@ impl Simulator {
             };
             let sender = (a, add(&mut hosts[a], sport, EndpointKind::Waiting));
             let receiver = (b, add(&mut hosts[b], dport, receiver));
+            if f.tcp.as_ref().is_some_and(|t| t.packet_delays) {
+                delay_receivers.insert(receiver, fi);
+                hosts[a].sent_at.resize(1 << 16, 0);
+            }
             flows.push(FlowEnds { sender, receiver });
             queue.push(f.start_ns, Event::FlowStart(fi));
             if let Some(stop) = f.stop_ns {
@@ -231,6 +241,12 @@ impl Simulator {
             flow_samples: Vec::new(),
             events: 0,
             delivered: 0,
+            packet_delays: if delay_receivers.is_empty() {
+                Vec::new()
+            } else {
+                vec![Vec::new(); s.flows.len()]
+            },
+            delay_receivers,
             scratch: vec![0; HEADERS + 65_536],
             frames: Vec::new(),
             pool: Vec::new(),
@@ -387,6 +403,7 @@ impl Simulator {
             egress,
             endpoints,
             next_id,
+            sent_at,
             ..
         } = &mut hosts[h];
         let mut tx = Tx {
@@ -396,6 +413,7 @@ impl Simulator {
             out: topo.host_out[h],
             egress,
             next_id,
+            sent_at,
             queue,
             drops,
             counters: &mut host_counters[h],
@@ -468,6 +486,7 @@ struct Tx<'a> {
     out: Direction,
     egress: &'a mut crate::host::Egress,
     next_id: &'a mut u16,
+    sent_at: &'a mut [Nanos],
     queue: &'a mut EventQueue<Event>,
     drops: &'a mut BTreeMap<(Node, &'static str), u64>,
     counters: &'a mut HostCounters,
@@ -487,6 +506,9 @@ impl Tx<'_> {
             id: *self.next_id,
         };
         *self.next_id = self.next_id.wrapping_add(1);
+        if let Some(t) = self.sent_at.get_mut(usize::from(a.id)) {
+            *t = self.now; // packet delays recorded: when this id left
+        }
         frame::write_headers(scratch, &a, len);
         let bytes = HEADERS + len;
         let (now, limit) = (self.now, self.out.queue_limit);
@@ -528,6 +550,7 @@ impl Simulator {
             out: self.topo.host_out[h],
             egress: &mut host.egress,
             next_id: &mut host.next_id,
+            sent_at: &mut host.sent_at,
             queue: &mut self.queue,
             drops: &mut self.drops,
             counters: &mut self.host_counters[h],
@@ -535,6 +558,23 @@ impl Simulator {
             now: self.now,
         };
         tx.send(&mut self.scratch, len, protocol, dst);
+    }
+
+    /// A data segment for a receiver whose flow records packet delays: its
+    /// one-way delay, from when its IPv4 id last left the sending host.
+    fn note_delay(&mut self, h: usize, e: usize, frame: &[u8], segment: &[u8]) {
+        let Some(&fi) = self.delay_receivers.get(&(h, e)) else {
+            return;
+        };
+        let header = segment
+            .get(12)
+            .map_or(usize::MAX, |b| usize::from(b >> 4) * 4);
+        if segment.len() <= header {
+            return; // no data: a SYN, a pure ACK, a FIN
+        }
+        let id = usize::from(u16::from_be_bytes([frame[18], frame[19]])); // IPv4 id
+        let sent = self.hosts[self.flows[fi].sender.0].sent_at[id];
+        self.packet_delays[fi].push(self.now - sent);
     }
 
     fn drop(&mut self, at: Node, cause: &'static str) {
@@ -589,6 +629,10 @@ impl Simulator {
             self.recycle(frame);
             return self.drop(Node::Host(h), "no_endpoint");
         };
+        if !self.delay_receivers.is_empty() && p.protocol == PROTO_TCP {
+            self.note_delay(h, e, &frame, p.payload);
+        }
+        let host = &mut self.hosts[h];
         let now = self.now;
         match &mut host.endpoints[e].kind {
             EndpointKind::TcpSender { conn, .. } | EndpointKind::TcpReceiver { conn, .. } => {
@@ -749,6 +793,7 @@ impl Simulator {
             goodput_bps: 0.0,
             one_way_delay_mean_ns: 0.0,
             completion_ns: None,
+            packet_delays_ns: self.packet_delays.get(fi).cloned().unwrap_or_default(),
             tcp: None,
             udp: None,
             rbcc: None,

@@ -87,6 +87,7 @@ fn tcp(name: &str, from: &str, to: &str, cc: &str, app: AppSpec) -> FlowSpec {
             app,
             mss: None,
             knobs: Default::default(),
+            packet_delays: false,
         }),
         udp: None,
         rbcc: None,

@@ -188,6 +188,7 @@ fn tcp_over_a_trace_bottleneck_gets_the_traces_capacity() {
             app: ratelab_netsim::scenario::AppSpec::Bulk { message_size: None },
             mss: None,
             knobs: Default::default(),
+            packet_delays: false,
         }),
         udp: None,
         rbcc: None,

@@ -52,6 +52,7 @@ fn run(args: &[String]) -> Result<String, String> {
                 app: AppSpec::Bulk { message_size: None },
                 mss: None,
                 knobs: Default::default(),
+                packet_delays: false,
             }),
             ..flow(&format!("reno{i}"))
         })
