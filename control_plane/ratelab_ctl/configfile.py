@@ -546,7 +546,7 @@ class _Loader:
                 raise self.err(
                     f["priority"],
                     f"{path}.priority",
-                    f"needs {path}.priority_queues (2..{MAX_PRIORITY_QUEUES}) to put packets in",
+                    f"needs priority_queues (2..{MAX_PRIORITY_QUEUES}) beside it to put packets in",
                 )
             return None
         queues = self.integer(

@@ -8,6 +8,10 @@ leaves a router becomes that port's rate, delay, queue limit, utilisation,
 AQM and strict-priority queues; the configuration is built as YAML nodes that
 reuse the topology file's own nodes, so the controller's validation reports
 errors at their place in the topology file.
+
+A priority rule may name flows (`priority: {flows: {web: 1}}`): each becomes
+a rule for the flow's destination port, which the backend running the file
+assigns (`flow_port`), so the plan depends on the backend.
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ from collections import deque
 from dataclasses import dataclass
 
 import yaml
-from ratelab_ctl.configfile import ConfigError, ControllerConfig, load_config_node
+from ratelab_ctl.configfile import ConfigError, ControllerConfig, Location, load_config_node
 
-from ratelab_net.topology import Direction, Link, Topology
+from ratelab_net.topology import BACKENDS, Direction, Link, Topology
+from ratelab_net.traffic import TCP_BASE_PORT, UDP_BASE_PORT
 
 # what a direction leaving a router gives its port (the controller's port keys)
 _PORT_KEYS = ("rate", "delay", "queue_limit", "utilisation", "aqm", "priority_queues", "priority")
+# The simulator's destination port of flow i is this + i (sim/netsim/src/flows.rs
+# RECEIVER_PORT); ratelab-net's Mininet flows listen on traffic.py's base ports + i.
+SIM_RECEIVER_PORT = 5001
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 
@@ -46,6 +54,19 @@ class RouterPlan:
     router_id: str
     ports: tuple[RouterPort, ...]
     config: ControllerConfig
+    backend: str = "mininet"  # whose flow ports the `flows` priority rules name
+
+
+def flow_port(topo: Topology, index: int, backend: str) -> int | None:
+    """The destination port of flow `index` where `backend` runs it (None: a ping
+    or rbcc flow, which has no TCP/UDP port). A port rule matches it as source or
+    destination, so both directions of the flow are classified."""
+    flow = topo.flows[index]
+    if flow.transport not in ("tcp", "udp"):
+        return None
+    if backend == "sim":
+        return SIM_RECEIVER_PORT + index
+    return (TCP_BASE_PORT if flow.transport == "tcp" else UDP_BASE_PORT) + index
 
 
 def host_mac(topo: Topology, host: str) -> str:
@@ -113,9 +134,58 @@ def _mapping(items: list[tuple[str, yaml.Node]], at: yaml.Node) -> yaml.MappingN
     return yaml.MappingNode(_MAP, pairs, at.start_mark, at.end_mark)
 
 
-def _port_node(p: RouterPort) -> yaml.MappingNode:
+def _flow_rules(node: yaml.Node, port: int, topo: Topology, backend: str) -> yaml.Node:
+    """A direction's `priority` with its `flows` rules turned into `ports` rules
+    (new nodes: the topology's own are left as they are for the next plan)."""
+    if not isinstance(node, yaml.MappingNode):
+        return node  # the controller's loader reports it
+    rules = [(k, v) for k, v in node.value if getattr(k, "value", None) != "flows"]
+    flows = [v for k, v in node.value if getattr(k, "value", None) == "flows"]
+    if not flows:
+        return node
+    path = f"ports.{port}.priority.flows"
+    if not isinstance(flows[0], yaml.MappingNode):
+        raise ConfigError(_loc(flows[0]), path, "expected a mapping of flow name to priority")
+    index = {f.name: i for i, f in enumerate(topo.flows)}
+    generated: list[tuple[yaml.Node, yaml.Node]] = []
+    for name_node, level in flows[0].value:
+        name = str(getattr(name_node, "value", ""))
+        if name not in index:
+            known = ", ".join(index) or "none"
+            raise ConfigError(
+                _loc(name_node), f"{path}.{name}", f"expected a flow's name ({known}), got {name!r}"
+            )
+        number = flow_port(topo, index[name], backend)
+        if number is None:
+            kind = topo.flows[index[name]].transport
+            other = "icmp" if kind == "ping" else "rbcc"
+            raise ConfigError(
+                _loc(name_node),
+                f"{path}.{name}",
+                f"a {kind} flow has no TCP/UDP port: give protocols: {{{other}: N}} instead",
+            )
+        generated.append((_scalar(str(number), name_node), level))
+    given = [v for k, v in rules if getattr(k, "value", None) == "ports"]
+    rules = [(k, v) for k, v in rules if getattr(k, "value", None) != "ports"]
+    if given and isinstance(given[0], yaml.MappingNode):
+        generated = [*given[0].value, *generated]
+    elif given:
+        return node  # `ports` is not a mapping: the controller's loader reports it
+    ports = yaml.MappingNode(_MAP, generated, flows[0].start_mark, flows[0].end_mark)
+    rules.append((_scalar("ports", flows[0]), ports))
+    return yaml.MappingNode(_MAP, rules, node.start_mark, node.end_mark)
+
+
+def _loc(node: yaml.Node) -> Location:
+    m = node.start_mark
+    return Location(m.name, m.line + 1, m.column + 1)
+
+
+def _port_node(p: RouterPort, topo: Topology, backend: str) -> yaml.MappingNode:
     items: list[tuple[str, yaml.Node]] = [("mac", _scalar(p.mac, p.link.node))]
     nodes = dict(p.out.nodes)
+    if "priority" in nodes:
+        nodes["priority"] = _flow_rules(nodes["priority"], p.port, topo, backend)
     for key in _PORT_KEYS:
         if key in nodes:
             items.append((key, nodes[key]))
@@ -134,7 +204,11 @@ def _topology_path(router: str, ports: list[RouterPort], path: str) -> str:
     return f"routers.{router}.{path}"
 
 
-def plan_routers(topo: Topology) -> list[RouterPlan]:
+def plan_routers(topo: Topology, backend: str = "mininet") -> list[RouterPlan]:
+    """Each router's configuration; `backend` ("mininet" or "sim") decides the
+    ports that `priority: {flows: ...}` rules stand for (flow_port)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend {backend!r} is not one of {BACKENDS}")
     ports = router_ports(topo)
     routes_to = {host: _next_ports(topo, ports, topo.host_link(host)[1]) for host in topo.hosts}
     plans = []
@@ -172,7 +246,13 @@ def plan_routers(topo: Topology) -> list[RouterPlan]:
         ]
         if "rbcc" in settings:
             top.append(("rbcc", settings["rbcc"]))
-        top.append(("ports", _mapping([(str(p.port), _port_node(p)) for p in ports[name]], at)))
+        try:
+            port_nodes = [(str(p.port), _port_node(p, topo, backend)) for p in ports[name]]
+        except ConfigError as e:
+            raise ConfigError(
+                e.location, _topology_path(name, ports[name], e.path), e.message
+            ) from None
+        top.append(("ports", _mapping(port_nodes, at)))
         top.append(("next_hops", _mapping(hops, at)))
         top.append(("routes", _mapping(routes, at)))
         try:
@@ -181,5 +261,5 @@ def plan_routers(topo: Topology) -> list[RouterPlan]:
             raise ConfigError(
                 e.location, _topology_path(name, ports[name], e.path), e.message
             ) from None
-        plans.append(RouterPlan(name, i, router_id, tuple(ports[name]), config))
+        plans.append(RouterPlan(name, i, router_id, tuple(ports[name]), config, backend))
     return plans

@@ -88,7 +88,15 @@ def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, Any]:
 
 
 def router_spec(plan: RouterPlan) -> dict[str, Any]:
-    """A router's plan in the simulator's router format (sim/netsim/README.md)."""
+    """A router's plan in the simulator's router format (sim/netsim/README.md).
+    The plan must be the simulator's (`plan_routers(topo, "sim")`) where a
+    priority rule names flows: their ports are the backend's."""
+    if plan.backend != "sim" and any(
+        isinstance(p.out.nodes.get("priority"), yaml.MappingNode)
+        and any(getattr(k, "value", None) == "flows" for k, _ in p.out.nodes["priority"].value)
+        for p in plan.ports
+    ):
+        raise ValueError(f"router {plan.name}: plan it with plan_routers(topo, 'sim')")
     config = plan.config.router
     queues = priority_queues(plan.config)
     return {

@@ -138,3 +138,77 @@ def test_check_shows_the_queues(tmp_path: Path, capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "r1 port 2 -> b: 10 Mbit/s, 0 ms, queue 100, fifo, 2 priority queues " in out
     assert "(protocol 1 -> 1, port 80 -> 1)" in out
+
+
+WEB = {
+    "name": "web",
+    "from": "sender",
+    "to": "receiver",
+    "transport": "tcp",
+    "cc": "cubic",
+    "bytes": "100kB",
+    "start": "4s",
+}
+
+
+def _with_web(rules: dict[str, Any]) -> dict[str, Any]:
+    topo = with_priority(priority_queues=2, priority=rules)
+    topo["flows"].insert(1, dict(WEB))
+    return topo
+
+
+def test_flow_rules_are_the_backends_ports() -> None:
+    topo = parse_topology(
+        _text("priority_queues: 2, priority: {flows: {f2: 1}}")
+        + "  - {from: a, to: b, transport: tcp, cc: reno}\n"
+        + "  - {from: a, to: b, transport: udp, rate: 1mbit}\n",
+        "t.yaml",
+    )
+    # flow f2 (index 1) is tcp: Mininet's tcp-sink listens on 6000 + 1, netsim on 5001 + 1
+    [mininet] = plan_routers(topo)
+    assert mininet.config.priority[0].l4_ports == ((6001, 1),)
+    [sim] = plan_routers(topo, "sim")
+    assert sim.config.priority[0].l4_ports == ((5002, 1),)
+    with pytest.raises(ValueError, match="plan_routers"):
+        router_spec(mininet)
+    assert router_spec(sim)["ports"][1]["priority_queues"] == 2
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        (
+            "{flows: {f9: 1}}",
+            "t.yaml:6:74: error: links[1] (r1 -> b).priority.flows.f9: expected a flow's name "
+            "(f1), got 'f9'",
+        ),
+        (
+            "{flows: {f1: 1}}",
+            "t.yaml:6:74: error: links[1] (r1 -> b).priority.flows.f1: a ping flow has no TCP/UDP "
+            "port: give protocols: {icmp: N} instead",
+        ),
+        (
+            "{flows: [f1]}",
+            "t.yaml:6:73: error: links[1] (r1 -> b).priority.flows: expected a mapping of flow "
+            "name to priority",
+        ),
+    ],
+)
+def test_bad_flow_rules(rules: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        plan_routers(parse_topology(_text(f"priority_queues: 2, priority: {rules}"), "t.yaml"))
+    assert str(info.value) == message
+
+
+def _web_completion_s(topo: dict[str, Any]) -> float:
+    flows = ratelab_net.simulate(topo, seed=1).flows.set_index("flow")
+    return float(flows.loc["web", "completion_s"])
+
+
+def test_a_short_transfer_in_its_own_queue_completes_sooner() -> None:
+    """A 100 kB download beside the bulk flow: about 0.9 s behind a full FIFO
+    (several round trips of 240 ms of queue), 0.2 s in the high queue."""
+    own_queue = _web_completion_s(_with_web({"protocols": {"icmp": 1}, "flows": {"web": 1}}))
+    behind_bulk = _web_completion_s(_with_web({"protocols": {"icmp": 1}}))
+    assert own_queue < 0.3
+    assert behind_bulk > 0.6
