@@ -32,6 +32,16 @@ net-stacks: deps
 sim-dumbbell: deps
 	$(VENV)/bin/ratelab-net run sim/examples/dumbbell.yaml --backend sim --out build/net/dumbbell-sim
 
+# The simulator against Mininet (docs/NET.md "Simulation"): the dumbbell's
+# variants and the three-router example, 3 Mininet runs (root, each holding
+# /tmp/ratelab-mininet.lock) and 3 seeds each; the table goes to
+# bench/results/sim_agreement.md, the runs to build/agreement/ (about 8 minutes)
+BENCH_TARGETS += bench-sim-agreement
+.PHONY: bench-sim-agreement
+bench-sim-agreement: deps
+	@mkdir -p $(RESULTS) && rm -rf build/agreement
+	$(VENV)/bin/python -m ratelab_net.agreement --runs 3 --out build/agreement --report $(RESULTS)/sim_agreement.md
+
 # ratelab-exp (sim/experiments/README.md): the studies as experiment files,
 # run on an embedded Dask LocalCluster; report in build/exp/<name>/report.md.
 # A rerun resumes an interrupted sweep (finished runs are kept).

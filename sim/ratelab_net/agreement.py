@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -88,7 +89,8 @@ class Measured:
     ping_ms: dict[str, float]  # per ping flow: mean RTT
     queue: dict[str, float]  # per router port "r1.2": mean last_q in the traffic's time
     drops: dict[str, int]  # per router port: drops by the router program
-    notes: list[str] = field(default_factory=list)
+    # rbcc senders in Mininet: seconds their schedule lost to waking up late
+    pacing_lost_s: dict[str, float] = field(default_factory=dict)
 
 
 def parse_case(text: str) -> Case:
@@ -163,6 +165,14 @@ def _sim_drops(run: Path) -> dict[str, int]:
     return drops
 
 
+def _sender(run: Path, flow: str) -> dict[str, object]:
+    try:
+        flows = json.loads((run / f"{flow}.json").read_text()).get("flows") or [{}]
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return flows[0] if isinstance(flows[0], dict) else {}
+
+
 def measure(topo: Topology, run: Path) -> Measured:
     """A run's quantities from its files, read the same way for both backends
     (the simulator's drops from its drops.csv: its `<router>.csv` holds the
@@ -179,6 +189,10 @@ def measure(topo: Topology, run: Path) -> Measured:
             raise AgreementError(f"{run}: {flow.name}: no goodput ({r.note or 'no results'})")
         else:
             m.goodput_bps[flow.name] = r.goodput_bps
+        if flow.transport == "rbcc" and not simulated:
+            lost = _sender(run, flow.name).get("pacing_lost_s")
+            if isinstance(lost, int | float):
+                m.pacing_lost_s[flow.name] = float(lost)
     for router in topo.routers:
         rows = _router_rows(run / f"{router}.csv")
         by_port: dict[str, list[int]] = {}
@@ -300,6 +314,13 @@ def report(cases: Sequence[Case], sets: Sequence[str], out: Path, runs: int) -> 
         notes.append(
             f"- {case.label}: load average before each Mininet run {_loads(out, case, runs)}"
         )
+        for name in measured["mininet"][0].pacing_lost_s:
+            lost = _mean([m.pacing_lost_s.get(name, 0.0) for m in measured["mininet"]])
+            notes.append(
+                f"- {case.label}: Mininet's {name} sender fell behind its pacing by "
+                f"{lost:.2f} s per run (mean `pacing_lost_s`: woken late under load, it "
+                "restarted its schedule rather than burst)"
+            )
         kernel = [
             f for f in topo.flows if f.transport == "tcp" and (not f.tcp or f.tcp.stack == "kernel")
         ]
