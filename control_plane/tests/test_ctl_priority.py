@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from ctl_support import Compiled
 from finsy.proto.p4.v1 import p4runtime_pb2
+from hypothesis import given
+from hypothesis import strategies as st
 from p4rt_double import FakeServer
 from ratelab_ctl.configfile import ConfigError, PortPriority, load_config, parse_config
 from ratelab_ctl.connection import SwitchConnection
@@ -239,3 +242,49 @@ def test_pushed_read_back_and_changed_over_p4runtime(
         )
     finally:
         conn.close()
+
+
+# Values of every YAML type for the priority keys, and the edges of their ranges.
+_RULE_KEYS = st.one_of(
+    st.integers(-2, 70000),
+    st.sampled_from(["icmp", "tcp", "udp", "rbcc", "icnp", "1-3", "3-1", "0-5", "65535-65536"]),
+    st.sampled_from(["80-90", "1 - 2", "0x50", "-", "", "1e3", "x"]),
+    st.text(max_size=6),
+)
+_LEVELS = st.one_of(
+    st.integers(-1, 9), st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers())
+)
+_RULES = st.dictionaries(
+    st.sampled_from(["protocols", "ports", "dscp", "flows"]),
+    st.one_of(st.dictionaries(_RULE_KEYS, _LEVELS, max_size=4), _LEVELS),
+    max_size=3,
+)
+
+
+@given(
+    queues=st.one_of(st.integers(-1, 10), st.none(), st.text(max_size=3)),
+    rules=st.one_of(_RULES, _LEVELS),
+)
+def test_any_priority_value_is_accepted_or_one_line(queues: object, rules: object) -> None:
+    """Accepted (then every entry's priority fits the queues and no key repeats)
+    or refused with one `file:line:col: error:` line."""
+    text = BASE.replace("    priority_queues: 3\n", "").replace(RULES + "\n", "")
+    port = yaml.safe_dump({"priority_queues": queues, "priority": rules}, width=1000)
+    text = text.replace("    queue_limit: 200\n", "    queue_limit: 200\n" + _indent(port))
+    try:
+        cfg = parse_config(text, "r.yaml")
+    except ConfigError as e:
+        message = str(e)
+        assert "\n" not in message and message.startswith("r.yaml:"), message
+        assert ": error: " in message, message
+        return
+    for p in cfg.priority:
+        assert 1 <= p.queues <= 8
+        levels = [lv for _, lv in (*p.protocols, *p.l4_ports, *p.dscp)]
+        assert all(1 <= lv < p.queues for lv in levels)
+    entries = config_entries(cfg)
+    assert len({(e.table, e.key) for e in entries}) == len(entries)
+
+
+def _indent(text: str) -> str:
+    return "".join(f"    {line}\n" for line in text.splitlines())
