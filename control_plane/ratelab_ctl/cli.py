@@ -35,7 +35,7 @@ from ratelab_ctl.diff import Change, initial_changes, seed_notes, summarize
 from ratelab_ctl.entities import describe, format_action
 from ratelab_ctl.hdl_driver import CoreParams, core_writes, register_name
 from ratelab_ctl.poller import Poller, SeriesWriter, summary_line
-from ratelab_ctl.priority import config_entries, priority_queues
+from ratelab_ctl.priority import config_entries, priority_queues, queue_notes
 from ratelab_ctl.switch_options import switch_options
 
 PROG = "ratelab-ctl"
@@ -240,12 +240,12 @@ def cmd_push(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reconcile(args: argparse.Namespace, cfg: ControllerConfig) -> int:
+def _reconcile(args: argparse.Namespace, cfg: ControllerConfig, notes: Sequence[str] = ()) -> int:
     with _connect(args, cfg, arbitrate=not args.dry_run) as conn:
         ctl = Controller(conn, log=_out)
         installed, changes = ctl.plan(cfg)
         _print_changes(ctl.schema, changes)
-        for note in seed_notes(installed, changes):
+        for note in [*notes, *seed_notes(installed, changes)]:
             _out(f"note: {note}")
         if args.dry_run:
             _out(f"dry run: {summarize(changes)} (nothing written)")
@@ -260,7 +260,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
 
 def cmd_set(args: argparse.Namespace) -> int:
-    return _reconcile(args, load_config(args.config, args.assignments))
+    cfg = load_config(args.config, args.assignments)
+    return _reconcile(args, cfg, queue_notes(load_config(args.config), cfg))
 
 
 def _snapshot_dict(snap: CounterSnapshot) -> dict[str, object]:

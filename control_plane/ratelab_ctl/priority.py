@@ -44,3 +44,16 @@ def config_entries(cfg: ControllerConfig) -> list[TableEntry]:
 def priority_queues(cfg: ControllerConfig) -> dict[int, int]:
     """Port -> its number of strict-priority queues, for ports with more than one."""
     return {p.port: p.queues for p in cfg.priority if p.queues > 1}
+
+
+def queue_notes(old: ControllerConfig, new: ControllerConfig) -> list[str]:
+    """A changed number of queues cannot be written over P4Runtime: one note per
+    port whose count changed (the switch takes it when it starts)."""
+    before, after = priority_queues(old), priority_queues(new)
+    return [
+        f"port {p}: {after.get(p, 1)} priority queue(s) is the switch's setting, made when "
+        "it starts (--priority-queues, see `ratelab-ctl switch-args`): restart the switch "
+        "for it; the classification rules are written now"
+        for p in sorted(set(before) | set(after))
+        if before.get(p, 1) != after.get(p, 1)
+    ]

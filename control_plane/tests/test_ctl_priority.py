@@ -13,6 +13,7 @@ from finsy.proto.p4.v1 import p4runtime_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 from p4rt_double import FakeServer
+from ratelab_ctl.cli import main
 from ratelab_ctl.configfile import ConfigError, PortPriority, load_config, parse_config
 from ratelab_ctl.connection import SwitchConnection
 from ratelab_ctl.controller import Controller, check_program
@@ -288,3 +289,26 @@ def test_any_priority_value_is_accepted_or_one_line(queues: object, rules: objec
 
 def _indent(text: str) -> str:
     return "".join(f"    {line}\n" for line in text.splitlines())
+
+
+def test_set_notes_a_changed_queue_count(
+    capsys: pytest.CaptureFixture[str], fake_switch: FakeServer, compiled: Compiled, tmp_path: Path
+) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(BASE)
+    push = ["push", "--addr", fake_switch.address, "--json", str(compiled.json)]
+    assert main([*push, "--p4info", str(compiled.p4info), str(path)]) == 0
+    capsys.readouterr()
+    assert main(["set", "--addr", fake_switch.address, str(path), "ports.3.priority_queues=4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        "note: port 3: 4 priority queue(s) is the switch's setting, made when it starts "
+        "(--priority-queues, see `ratelab-ctl switch-args`): restart the switch for it; the "
+        "classification rules are written now",
+        f"{fake_switch.address}: no change",
+    ]
+    # a rule alone needs no note
+    assert (
+        main(["set", "--addr", fake_switch.address, str(path), "ports.3.priority.dscp.46=1"]) == 0
+    )
+    assert "note:" not in capsys.readouterr().out
