@@ -212,3 +212,17 @@ def test_a_short_transfer_in_its_own_queue_completes_sooner() -> None:
     behind_bulk = _web_completion_s(_with_web({"protocols": {"icmp": 1}}))
     assert own_queue < 0.3
     assert behind_bulk > 0.6
+
+
+def test_check_shows_each_backends_flow_ports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        _text("priority_queues: 2, priority: {flows: {f2: 1}}")
+        + "  - {from: a, to: b, transport: tcp, cc: reno}\n"
+    )
+    assert main(["check", str(path)]) == 0
+    assert "2 priority queues (port 6001 -> 1)" in capsys.readouterr().out
+    assert main(["check", str(path), "--backend", "sim"]) == 0
+    assert "2 priority queues (port 5002 -> 1)" in capsys.readouterr().out
