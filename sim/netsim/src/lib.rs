@@ -26,6 +26,7 @@ mod router;
 pub mod scenario;
 pub mod seeds;
 mod sim;
+mod stream;
 mod topology;
 
 pub use events::{EventQueue, Nanos};

@@ -173,6 +173,50 @@ fn opt(v: Option<u64>) -> String {
     v.map_or(String::new(), |x| x.to_string())
 }
 
+/// queue.csv's first line: the fixed columns, then the sampled registers.
+pub(crate) fn queue_csv_header(registers: &[String]) -> String {
+    let mut s = String::from("time_ns,router,port,queue_packets");
+    for r in registers {
+        s.push(',');
+        s.push_str(r);
+    }
+    s.push('\n');
+    s
+}
+
+/// Appends one queue sample's line of queue.csv to `s`.
+pub(crate) fn queue_csv_line(s: &mut String, q: &QueueSample) {
+    let _ = write!(
+        s,
+        "{},{},{},{}",
+        q.time_ns, q.router, q.port, q.queue_packets
+    );
+    for v in &q.registers {
+        let _ = write!(s, ",{v}");
+    }
+    s.push('\n');
+}
+
+/// flow_samples.csv's first line.
+pub(crate) const FLOW_SAMPLES_HEADER: &str =
+    "time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node\n";
+
+/// Appends one flow sample's line of flow_samples.csv to `s`.
+pub(crate) fn flow_sample_line(s: &mut String, f: &FlowSample) {
+    let _ = writeln!(
+        s,
+        "{},{},{},{},{},{},{},{}",
+        f.time_ns,
+        f.flow,
+        opt(f.cwnd),
+        opt(f.ssthresh),
+        opt(f.srtt_ns),
+        opt(f.rate.map(u64::from)),
+        opt(f.return_rate.map(u64::from)),
+        opt(f.bottle_node.map(u64::from)),
+    );
+}
+
 impl Results {
     /// The results as JSON.
     pub fn to_json(&self) -> String {
@@ -253,43 +297,18 @@ impl Results {
 
     /// One line per sample and port.
     pub fn queue_csv(&self) -> String {
-        let mut s = String::from("time_ns,router,port,queue_packets");
-        for r in &self.sample_registers {
-            s.push(',');
-            s.push_str(r);
-        }
-        s.push('\n');
+        let mut s = queue_csv_header(&self.sample_registers);
         for q in &self.queue_samples {
-            let _ = write!(
-                s,
-                "{},{},{},{}",
-                q.time_ns, q.router, q.port, q.queue_packets
-            );
-            for v in &q.registers {
-                let _ = write!(s, ",{v}");
-            }
-            s.push('\n');
+            queue_csv_line(&mut s, q);
         }
         s
     }
 
     /// One line per sample and running sender.
     pub fn flow_samples_csv(&self) -> String {
-        let mut s =
-            String::from("time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node\n");
+        let mut s = String::from(FLOW_SAMPLES_HEADER);
         for f in &self.flow_samples {
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{},{}",
-                f.time_ns,
-                f.flow,
-                opt(f.cwnd),
-                opt(f.ssthresh),
-                opt(f.srtt_ns),
-                opt(f.rate.map(u64::from)),
-                opt(f.return_rate.map(u64::from)),
-                opt(f.bottle_node.map(u64::from)),
-            );
+            flow_sample_line(&mut s, f);
         }
         s
     }
@@ -299,12 +318,17 @@ impl Results {
     pub fn write_dir(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("results.json"), self.to_json())?;
+        self.write_tables(dir)?;
+        std::fs::write(dir.join("queue.csv"), self.queue_csv())?;
+        std::fs::write(dir.join("flow_samples.csv"), self.flow_samples_csv())
+    }
+
+    /// flows.csv, ports.csv, drops.csv and counters.csv into `dir`.
+    pub(crate) fn write_tables(&self, dir: &Path) -> io::Result<()> {
         std::fs::write(dir.join("flows.csv"), self.flows_csv())?;
         std::fs::write(dir.join("ports.csv"), self.ports_csv())?;
         std::fs::write(dir.join("drops.csv"), self.drops_csv())?;
-        std::fs::write(dir.join("counters.csv"), self.counters_csv())?;
-        std::fs::write(dir.join("queue.csv"), self.queue_csv())?;
-        std::fs::write(dir.join("flow_samples.csv"), self.flow_samples_csv())
+        std::fs::write(dir.join("counters.csv"), self.counters_csv())
     }
 
     /// Packets dropped for `cause` anywhere.

@@ -16,6 +16,7 @@ use crate::results::{
 use crate::router::{engine_us, Router};
 use crate::scenario::{AppSpec, Scenario, ScenarioError};
 use crate::seeds::{derive, Kind};
+use crate::stream::SampleFiles;
 use crate::topology::{Direction, Node, Topology};
 use ratelab_engine::{Frame, TraceCursor};
 use ratelab_stack::app::{Application, Sink};
@@ -26,6 +27,8 @@ use ratelab_stack::wire::{PROTO_TCP, PROTO_UDP};
 use rbcc_host::wire::IPPROTO_RBCC;
 use rbcc_host::{Receiver, Sender, SenderConfig};
 use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Destination MAC of every host's frames (router.p4 does not check it).
@@ -79,8 +82,11 @@ pub struct Simulator {
     now: Nanos,
     /// Drops outside the router program, by place and cause.
     drops: BTreeMap<(Node, &'static str), u64>,
+    /// The samples, kept for [`Results`] or, when `sample_files` is set,
+    /// written there as they are taken.
     samples: Vec<QueueSample>,
     flow_samples: Vec<FlowSample>,
+    sample_files: Option<SampleFiles>,
     events: u64,
     delivered: u64,
     /// Transmit buffer: headers, then the transport bytes the stack writes.
@@ -239,6 +245,7 @@ impl Simulator {
             drops: BTreeMap::new(),
             samples: Vec::new(),
             flow_samples: Vec::new(),
+            sample_files: None,
             events: 0,
             delivered: 0,
             packet_delays: if delay_receivers.is_empty() {
@@ -265,8 +272,38 @@ impl Simulator {
     pub fn run_with_progress(
         mut self,
         every_ns: Nanos,
-        mut progress: impl FnMut(Nanos, u64),
+        progress: impl FnMut(Nanos, u64),
     ) -> Results {
+        self.run_events(every_ns, progress);
+        self.results()
+    }
+
+    /// Like [`Simulator::run_with_progress`], and writes the results into
+    /// `dir` as [`Results::write_dir`] does, byte for byte; but the queue
+    /// and flow samples go to their files (and results.json's arrays) as
+    /// they are taken instead of being kept, so memory stays flat however
+    /// long the run. The returned results hold no samples.
+    pub fn run_into_dir(
+        mut self,
+        dir: &Path,
+        every_ns: Nanos,
+        progress: impl FnMut(Nanos, u64),
+    ) -> io::Result<Results> {
+        let registers = self.sample_registers();
+        self.sample_files = Some(SampleFiles::create(dir, &registers)?);
+        self.run_events(every_ns, progress);
+        let files = self.sample_files.take().expect("set above");
+        let results = self.results();
+        files.finish(&results)?;
+        Ok(results)
+    }
+
+    fn sample_registers(&self) -> Vec<String> {
+        let sample = self.scenario.sample.as_ref();
+        sample.map_or(Vec::new(), |s| s.registers.clone())
+    }
+
+    fn run_events(&mut self, every_ns: Nanos, mut progress: impl FnMut(Nanos, u64)) {
         let end = self.scenario.duration_ns;
         let mut next_report = if every_ns == 0 { Nanos::MAX } else { every_ns };
         while let Some(t) = self.queue.peek_time() {
@@ -287,7 +324,6 @@ impl Simulator {
             next_report = next_report.saturating_add(every_ns);
         }
         self.now = end;
-        self.results()
     }
 
     fn handle(&mut self, ev: Event) {
@@ -722,13 +758,17 @@ impl Simulator {
                     .iter()
                     .map(|n| router.sw.register_read(n, port as usize).unwrap_or(0))
                     .collect();
-                self.samples.push(QueueSample {
+                let q = QueueSample {
                     time_ns: self.now,
                     router: self.scenario.routers[ri].name.clone(),
                     port,
                     queue_packets: router.sw.queue_len(port) as u64,
                     registers,
-                });
+                };
+                match &mut self.sample_files {
+                    Some(files) => files.queue(&q),
+                    None => self.samples.push(q),
+                }
             }
         }
         let next = self.now + spec.interval_ns;
@@ -770,7 +810,10 @@ impl Simulator {
                 }
                 _ => continue,
             }
-            self.flow_samples.push(s);
+            match &mut self.sample_files {
+                Some(files) => files.flow(&s),
+                None => self.flow_samples.push(s),
+            }
         }
     }
 
@@ -959,11 +1002,7 @@ impl Simulator {
             ports,
             drops,
             counters,
-            sample_registers: self
-                .scenario
-                .sample
-                .as_ref()
-                .map_or(Vec::new(), |s| s.registers.clone()),
+            sample_registers: self.sample_registers(),
             queue_samples: self.samples.clone(),
             flow_samples: self.flow_samples.clone(),
         }
