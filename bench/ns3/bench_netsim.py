@@ -10,8 +10,10 @@
 2. An E1-sized scenario (e1_scenario.py, seed 1, 3,000 s simulated): the whole
    `ratelab-netsim` command's wall-clock time on one core, router program compiled
    (issue 16: under 1 s), and how it splits into building and running.
-3. Memory: maximum resident size of the E3 run (without queue taps) at 30 s and at
-   300 s simulated.
+3. Memory: maximum resident size of the E3 run at 30 s and at 300 s simulated (1x and
+   10x): without sampling; with E3's sampling (queues and senders every 10 ms) as the
+   `ratelab-netsim` command runs it, the samples streamed to their files; and with the
+   samples kept in memory (the library's `Simulator::run`, as ratelab-netsim-time runs it).
 """
 
 from __future__ import annotations
@@ -98,19 +100,30 @@ def e1(netsim: str, netsim_time: str, router: str, work: Path, repeat: int) -> d
     return {"walls": walls} | json.loads(text)
 
 
-def memory(netsim_time: str, router: str, work: Path) -> list[tuple[float, int, int]]:
+MemoryRow = tuple[float, int, int, int, int]
+
+
+def memory(netsim: str, netsim_time: str, router: str, work: Path) -> list[MemoryRow]:
+    """Per duration: (simulated s, packets delivered, max RSS in KiB without sampling,
+    with the samples streamed, with them kept)."""
     rows = []
     for seconds in (30.0, 300.0):
-        scenario = work / f"e3_{seconds:g}.json"
+        sampled = work / f"e3_{seconds:g}.json"
+        bare = work / f"e3_{seconds:g}_bare.json"
         data = e3_scenario(seconds, 42)
-        del data["sample"]  # the queue taps grow by one sample per port and interval
-        scenario.write_text(json.dumps(data) + "\n")
-        text, rss = run_rss([netsim_time, str(scenario), router])
-        rows.append((seconds, json.loads(text)["delivered_packets"], rss))
+        sampled.write_text(json.dumps(data) + "\n")
+        del data["sample"]
+        bare.write_text(json.dumps(data) + "\n")
+        _, rss_bare = run_rss([netsim_time, str(bare), router])
+        out = work / f"e3_{seconds:g}_out"
+        _, rss_streamed = run_rss([netsim, str(sampled), router, str(out)])
+        packets = json.loads((out / "results.json").read_text())["delivered_packets"]
+        _, rss_kept = run_rss([netsim_time, str(sampled), router])
+        rows.append((seconds, packets, rss_bare, rss_streamed, rss_kept))
     return rows
 
 
-def report(s: dict[str, Any], e: dict[str, Any], mem: list[tuple[float, int, int]]) -> str:
+def report(s: dict[str, Any], e: dict[str, Any], mem: list[MemoryRow]) -> str:
     verdict = "met" if s["ratio"] >= 10 else "NOT met"
     e1_verdict = "met" if max(e["walls"]) < 1 else "NOT met"
     lines = [
@@ -134,12 +147,19 @@ def report(s: dict[str, Any], e: dict[str, Any], mem: list[tuple[float, int, int
         f"running {e['run_s']:.3f} s; {e['delivered_packets']} packets delivered, "
         f"{e['events']} events",
         "",
-        "## Memory (E3 dumbbell, no queue taps)",
+        "## Memory (E3 dumbbell; max RSS in MB)",
         "",
-        "| simulated s | packets delivered | max RSS (MB) |",
-        "|---:|---:|---:|",
+        "Sampling: E3's, the queues and the senders every 10 ms. Streamed: the "
+        "`ratelab-netsim` command (the samples written to their files as they are "
+        "taken); kept: the library's `Simulator::run`, which returns them in memory.",
+        "",
+        "| simulated s | packets delivered | no sampling | sampling, streamed | sampling, kept |",
+        "|---:|---:|---:|---:|---:|",
     ]
-    lines += [f"| {sec:g} | {pk} | {rss / 1024:.1f} |" for sec, pk, rss in mem]
+    lines += [
+        f"| {sec:g} | {pk} | {bare / 1024:.1f} | {streamed / 1024:.1f} | {kept / 1024:.1f} |"
+        for sec, pk, bare, streamed, kept in mem
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -161,7 +181,7 @@ def main(argv: list[str]) -> int:
             work = Path(tmp)
             s = speed(args.ns3, netsim_time, args.router, work, args.repeat)
             e = e1(netsim, netsim_time, args.router, work, args.repeat)
-            mem = memory(netsim_time, args.router, work)
+            mem = memory(netsim, netsim_time, args.router, work)
     except (BenchError, OSError, json.JSONDecodeError, KeyError) as err:
         print(f"bench_netsim: {err}", file=sys.stderr)
         return 1
