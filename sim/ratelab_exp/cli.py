@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"ratelab-exp: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("ratelab-exp: interrupted; the finished runs are kept", file=sys.stderr)
+        return 130
     except (OSError, KeyError, ValueError) as e:
         print(f"ratelab-exp: {e}", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ import csv
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ _COUNTERS = ("rbcc_packets", "abt_hits", "abt_updates", "abt_inserts", "abt_remo
 _COUNTERS += ("abt_collisions",)
 _PING_REPLY = re.compile(r"icmp_seq=(?P<seq>\d+) .*time=(?P<rtt>[0-9.]+) ms")
 Q16 = 65536.0  # last_avg is Q16.16 packets
+TEARDOWN_S = 60.0  # how long ratelab-net may take its network down after a Ctrl-C
 
 # Metrics a Mininet run cannot give, and why (n/a in the report, with the reason).
 UNAVAILABLE = {
@@ -70,16 +72,38 @@ def run(topology: dict[str, Any], folder: Path, timeout_s: float) -> tuple[Topol
     out = folder / "out"
     cmd = [sys.executable, "-m", "ratelab_net.cli", "run", str(path), "--out", str(out)]
     cmd += ["--backend", "mininet", "--no-plots"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise MininetRunError(f"ratelab-net run took more than {timeout_s:g} s") from None
-    (folder / "ratelab-net.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        lines = [line for line in proc.stderr.splitlines() if line.strip()]
-        last = lines[-1] if lines else f"exit status {proc.returncode}"
+    returncode, stdout, stderr = _run_network(cmd, timeout_s)
+    (folder / "ratelab-net.log").write_text(stdout + stderr)
+    if returncode != 0:
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        last = lines[-1] if lines else f"exit status {returncode}"
         raise MininetRunError(last.removeprefix("ratelab-net: error: "))
     return topo, out
+
+
+def _run_network(cmd: list[str], timeout_s: float) -> tuple[int, str, str]:
+    """Runs `ratelab-net run` in its own session, so that a Ctrl-C here (or the
+    time limit) reaches it as one SIGINT it answers by taking its network down,
+    waited for; only if it does not, it is killed and `ratelab-net clean` run.
+    A KeyboardInterrupt goes on up once the network is down."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except BaseException as e:  # the time limit, or Ctrl-C / SIGTERM as an exception
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=TEARDOWN_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            clean = [sys.executable, "-m", "ratelab_net.cli", "clean"]
+            subprocess.run(clean, capture_output=True, check=False)
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise MininetRunError(f"ratelab-net run took more than {timeout_s:g} s") from None
+        raise
+    return proc.returncode, stdout, stderr
 
 
 def _json(path: Path) -> dict[str, Any]:
