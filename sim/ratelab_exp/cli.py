@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     rep = sub.add_parser("report", help="rebuild the report of a results folder")
     rep.add_argument("dir")
     args = ap.parse_args(argv)
+    from ratelab_sim.signals import Terminated
+
     from ratelab_exp import rebuild, run_experiment
     from ratelab_exp.runner import UsageError
 
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"ratelab-exp: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         print("ratelab-exp: interrupted; the finished runs are kept", file=sys.stderr)
         return 130
     except (OSError, KeyError, ValueError) as e:

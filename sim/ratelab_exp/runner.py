@@ -496,12 +496,16 @@ def _run_in_turn(
     say: Callable[[str], None],
 ) -> None:
     """Mininet runs, one after the other in this process (never two networks
-    at once); each run's ratelab-net folder is kept under net_dir/<run-id>."""
+    at once); each run's ratelab-net folder is kept under net_dir/<run-id>.
+    SIGTERM and SIGHUP end it as Ctrl-C does (the running network taken down)."""
+    from ratelab_sim.signals import terminate_as_exception
+
     progress = Progress(name, total, done, say)
-    for task in todo:
-        say(f"{name}: Mininet run {task.run_id} (case {task.case}, {task.transport})")
-        record = execute(task, str(net_dir))
-        progress.tick(_finished(name, task, record, runs_dir, say), force=True)
+    with terminate_as_exception():
+        for task in todo:
+            say(f"{name}: Mininet run {task.run_id} (case {task.case}, {task.transport})")
+            record = execute(task, str(net_dir))
+            progress.tick(_finished(name, task, record, runs_dir, say), force=True)
 
 
 def _run_tasks(

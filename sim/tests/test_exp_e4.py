@@ -114,11 +114,13 @@ def test_e4_quick_in_mininet(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (Mininet)")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_in_mininet_takes_the_network_down(
-    tmp_path: Path, r1_r2_leftovers: Callable[[], list[str]]
+    tmp_path: Path, r1_r2_leftovers: Callable[[], list[str]], signum: int
 ) -> None:
-    """A Ctrl-C (SIGINT to ratelab-exp alone) in the middle of a Mininet run:
-    the run's network is taken down, nothing is recorded for it, one line."""
+    """A Ctrl-C (SIGINT to ratelab-exp alone) or a SIGTERM in the middle of a
+    Mininet run: the run's network is taken down, nothing is recorded for it,
+    one line."""
     assert not r1_r2_leftovers(), "a previous run left something behind"
     out = tmp_path / "e4m"
     cmd = [str(BIN / "ratelab-exp"), "run", str(E4), "--quick", "--backend", "mininet"]
@@ -130,7 +132,7 @@ def test_ctrl_c_in_mininet_takes_the_network_down(
         if "Mininet run c000" in line:
             break
     time.sleep(5)  # the network is up and the traffic running (5 s of it)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     rest = proc.stderr.read()
     assert proc.wait(timeout=120) == 130, rest
     assert rest.strip().splitlines()[-1] == "ratelab-exp: interrupted; the finished runs are kept"
