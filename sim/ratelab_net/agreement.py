@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import fcntl
 import json
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,17 +101,6 @@ def load_case(case: Case, sets: Sequence[str]) -> Topology:
     return topo
 
 
-@contextmanager
-def mininet_lock() -> Iterator[None]:
-    """Holds the lock every Mininet run on this machine takes (docs/NET.md)."""
-    with MININET_LOCK.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def _ratelab_net() -> str:
     return str(Path(sys.executable).with_name("ratelab-net"))
 
@@ -123,7 +110,9 @@ def run_one(
 ) -> None:
     """One run of one case, its output kept in run.log beside its results; a
     Mininet run holds MININET_LOCK unless `lock` is false (a caller that holds
-    it already, as `flock` around a test does, would wait on itself)."""
+    it already, as `flock` around a test does, would wait on itself). The run
+    takes it under flock(1) itself, so that it keeps it as long as its network
+    is up even if this process is killed."""
     base = case.run_dir(out, backend, k)
     top = base.parent if case.variant else base
     cmd = [_ratelab_net(), "run", case.topology, "--out", str(top), "--no-plots"]
@@ -133,16 +122,15 @@ def run_one(
         cmd += ["--set", s]
     if backend == "sim":
         cmd += ["--backend", "sim", "--seed", str(k - 1)]
+    if backend == "mininet":
+        # the load average as the run starts (after waiting for the lock)
+        load = 'cat /proc/loadavg > "$0" && exec "$@"'
+        cmd = ["sh", "-c", load, str(base / "load.txt"), *cmd]
+        if lock:
+            cmd = ["flock", str(MININET_LOCK), *cmd]
     base.mkdir(parents=True, exist_ok=True)
-    load = Path("/proc/loadavg").read_text().split()[:3] if backend == "mininet" else []
     with (base / "run.log").open("w") as log:
-        if backend == "mininet" and lock:
-            with mininet_lock():
-                code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
-        else:
-            code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
-    if load:
-        (base / "load.txt").write_text(" ".join(load) + "\n")
+        code = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT).returncode
     if code != 0:
         tail = (base / "run.log").read_text().strip().splitlines()[-1:] or ["no output"]
         raise AgreementError(f"{base}: ratelab-net exited {code}: {tail[0]}")
