@@ -199,6 +199,8 @@ def _series_figure(
         name = run.transport if run.case == "base" else f"{run.transport} [{run.case}]"
         ax.set_title(f"{name}, seed {run.seed}", fontsize="small")
         ax.set_ylabel(ylabel)
+        if column in _OTHER_SERIES:  # from 0: a panel's small spread is not blown up
+            ax.set_ylim(bottom=0)
     axes[-1].set_xlabel("start (s)" if column == "download_s" else "time (s)")
     axes[0].legend(fontsize="x-small", ncol=4)
     fig.tight_layout()
