@@ -29,7 +29,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     run.add_argument(
         "--backend",
-        choices=BACKENDS,
         help="sim (ratelab's simulator, on Dask) or mininet (ratelab-net run, as root, one "
         "run at a time); default: the file's backend",
     )
@@ -45,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             if args.workers is not None and args.workers < 1:
                 print("ratelab-exp: --workers: expected 1 or more", file=sys.stderr)
+                return 2
+            if args.backend is not None and args.backend not in BACKENDS:
+                expected = ", ".join(BACKENDS)
+                print(f"ratelab-exp: --backend: expected one of {expected}", file=sys.stderr)
                 return 2
             if args.max_runs is not None and args.max_runs < 1:
                 print("ratelab-exp: --max-runs: expected 1 or more", file=sys.stderr)

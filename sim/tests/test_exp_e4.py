@@ -335,3 +335,6 @@ def test_max_runs_runs_part_and_a_later_call_the_rest(tmp_path: Path) -> None:
     assert (
         bad.returncode == 2 and bad.stderr.strip() == "ratelab-exp: --max-runs: expected 1 or more"
     )
+    bad = _run("run", str(path), "--out", str(out), "--backend", "ns3")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "ratelab-exp: --backend: expected one of sim, mininet"
