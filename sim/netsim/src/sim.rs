@@ -336,10 +336,10 @@ impl Simulator {
                 to: Node::Router(r, port),
                 frame,
             } => {
+                // The packet takes the frame's buffer (no copy); the
+                // router deparses into its spare buffers.
                 let sw = &mut self.routers[r].sw;
-                sw.inject(port, &frame, engine_us(self.now));
-                // The router's frames are deparsed into buffers it is given back.
-                sw.recycle(frame);
+                sw.inject_owned(port, frame, engine_us(self.now));
                 self.drain_router(r);
             }
             Event::HostTimer { host, ep } => {

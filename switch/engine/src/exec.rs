@@ -174,13 +174,14 @@ impl Pkt {
 pub(crate) const MAX_PARSE_STATES: usize = 4096;
 const MAX_ACTION_STEPS: usize = 100_000;
 
-/// Runs the parser on `data`; fills `pkt.phv` and `pkt.payload`, records
-/// `standard_metadata.parser_error`.
+/// Runs the parser on `data`; fills `pkt.phv`, records
+/// `standard_metadata.parser_error`, and returns where the payload starts
+/// (bytes; the caller makes `data` the packet's frame).
 // Not inlined: compiled programs reach it only as a fallback, and inlined into
 // `Switch::parsed` / `Switch::advance` it costs every packet register
 // spills and stack set-up.
 #[inline(never)]
-pub(crate) fn parse(p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) {
+pub(crate) fn parse(p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) -> usize {
     let total_bits = data.len() * 8;
     let mut cur = 0usize; // bit cursor
     let mut state = p.parser_init;
@@ -320,8 +321,7 @@ pub(crate) fn parse(p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) {
         state = next;
     }
     p.set_opt(&mut pkt.phv, p.sm.parser_error, error);
-    let start = (cur / 8).min(data.len());
-    pkt.set_frame(data, start);
+    (cur / 8).min(data.len())
 }
 
 /// Byte-padded key -> concatenation of the components' real widths.

@@ -245,12 +245,11 @@ impl Jit {
         .collect()
     }
 
-    /// Parses `data` into `pkt` as `exec::parse` does; `false` (and
-    /// nothing done) when the program's parser is not compiled.
-    pub fn parse(&self, p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) -> bool {
-        let Some(f) = self.parse else {
-            return false;
-        };
+    /// Parses `data` into `pkt` as `exec::parse` does: where the payload
+    /// starts; `None` (and nothing done) when the program's parser is not
+    /// compiled.
+    pub fn parse(&self, p: &Program, st: &mut State, pkt: &mut Pkt, data: &[u8]) -> Option<usize> {
+        let f = self.parse?;
         let pkt: *mut Pkt = pkt;
         // SAFETY: as in `run`; the code reads `data` only below its length.
         unsafe {
@@ -258,10 +257,8 @@ impl Jit {
             let valid = (*pkt).phv.valid.as_mut_ptr().cast::<u8>();
             let mut env = Env { prog: p, st, pkt };
             let cur = f(vals, valid, &mut env, data.as_ptr(), data.len() as u64) as usize;
-            let start = (cur / 8).min(data.len());
-            (*pkt).set_frame(data, start);
+            Some((cur / 8).min(data.len()))
         }
-        true
     }
 
     /// Deparses `pkt` into `out` as `exec::deparse` does; `false` (and

@@ -235,6 +235,22 @@ struct Lineage {
     budget: u32,
 }
 
+/// The frame a packet enters ingress with: borrowed (copied into the
+/// packet) or a buffer the packet takes.
+enum Input<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Input<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Input::Borrowed(data) => data,
+            Input::Owned(frame) => frame,
+        }
+    }
+}
+
 /// The budget each of `successors` packets gets once `new` packets are made
 /// from one with `budget`: equal shares of what is left, so that one received
 /// packet gives rise to at most [`MAX_DESCENDANTS`]. None: `new` is over
@@ -491,7 +507,27 @@ impl Switch {
             loops: 0,
             budget: MAX_DESCENDANTS,
         };
-        self.ingress(port, data, instance_type::NORMAL, &[], first, now);
+        let input = Input::Borrowed(data);
+        self.ingress(port, input, instance_type::NORMAL, &[], first, now);
+    }
+
+    /// Like [`Switch::inject`], the packet taking `data`'s buffer instead of
+    /// a copy of it (a simulator hands each frame on: one copy less per
+    /// packet). The buffer comes back out in a polled frame or stays among
+    /// the spare ones.
+    pub fn inject_owned(&mut self, port: u32, data: Vec<u8>, now_us: u64) {
+        let now = now_us.max(self.now);
+        self.advance(now);
+        if let Some(p) = self.ports.get_mut(port as usize) {
+            p.stats.rx_packets += 1;
+            p.stats.rx_bytes += data.len() as u64;
+        }
+        let first = Lineage {
+            loops: 0,
+            budget: MAX_DESCENDANTS,
+        };
+        let input = Input::Owned(data);
+        self.ingress(port, input, instance_type::NORMAL, &[], first, now);
     }
 
     /// Dequeues every packet due by `now_us`, runs egress on each and
@@ -640,17 +676,18 @@ impl Switch {
         }
     }
 
-    /// A fresh packet from `data`: metadata set, preserved fields restored,
+    /// A fresh packet from `input`: metadata set, preserved fields restored,
     /// parsed, checksums verified.
     fn parsed(
         &mut self,
         port: u32,
-        data: &[u8],
+        input: Input<'_>,
         itype: u32,
         keep: &[(u32, u128)],
         now: u64,
     ) -> Box<Pkt> {
         let mut pkt = self.get_pkt();
+        let data = input.bytes();
         let p = &self.prog;
         let sm = &p.sm;
         p.set_opt(&mut pkt.phv, sm.ingress_port, port as Val);
@@ -662,12 +699,21 @@ impl Switch {
         }
         pkt.len = data.len();
         self.st.now_us = now;
-        let compiled = match &self.jit {
-            Some(j) => j.parse(p, &mut self.st, &mut pkt, data),
-            None => false,
+        let compiled = (self.jit.as_ref()).and_then(|j| j.parse(p, &mut self.st, &mut pkt, data));
+        let start = match compiled {
+            Some(start) => start,
+            None => exec::parse(p, &mut self.st, &mut pkt, data),
         };
-        if !compiled {
-            exec::parse(p, &mut self.st, &mut pkt, data);
+        match input {
+            Input::Borrowed(data) => pkt.set_frame(data, start),
+            Input::Owned(frame) => {
+                // The packet takes the buffer; the spare one it had goes back.
+                let spare = std::mem::replace(&mut pkt.frame, frame);
+                pkt.payload_at = start;
+                if spare.capacity() > 0 && self.spare_bufs.len() < SPARE_BUFFERS {
+                    self.spare_bufs.push(spare);
+                }
+            }
         }
         match &self.jit {
             Some(j) => j.run(Pipeline::Verify, p, &mut self.st, &mut pkt),
@@ -679,14 +725,14 @@ impl Switch {
     fn ingress(
         &mut self,
         port: u32,
-        data: &[u8],
+        input: Input<'_>,
         itype: u32,
         keep: &[(u32, u128)],
         lineage: Lineage,
         now: u64,
     ) {
         let Lineage { loops, budget } = lineage;
-        let mut pkt = self.parsed(port, data, itype, keep, now);
+        let mut pkt = self.parsed(port, input, itype, keep, now);
         match &self.jit {
             Some(j) => j.run(Pipeline::Ingress, &self.prog, &mut self.st, &mut pkt),
             None => exec::run_control(&self.prog, &mut self.st, &mut pkt, self.prog.ingress),
@@ -724,9 +770,12 @@ impl Switch {
             let keep = self.capture(&pkt, fl);
             match (self.clone_sessions.get(&session).cloned(), child) {
                 (Some(s), Some(b)) => {
+                    // The frame as it came in (ingress does not change it).
+                    let data = pkt.frame.clone();
                     for r in &s.replicas {
+                        let input = Input::Borrowed(&data);
                         let mut c =
-                            self.parsed(port, data, instance_type::INGRESS_CLONE, &keep, now);
+                            self.parsed(port, input, instance_type::INGRESS_CLONE, &keep, now);
                         let p = &self.prog;
                         p.set_opt(&mut c.phv, p.sm.egress_rid, r.rid as Val);
                         c.flags.truncate = s.truncate;
@@ -739,6 +788,8 @@ impl Switch {
         }
         if let Some(fl) = pkt.flags.resubmit {
             let keep = self.capture(&pkt, fl);
+            // The frame as it came in goes round again.
+            let data = std::mem::take(&mut pkt.frame);
             self.put_pkt(pkt);
             let Some(b) = child.filter(|_| loops + 1 < MAX_LOOPS) else {
                 self.stats.loop_drops += 1;
@@ -748,7 +799,14 @@ impl Switch {
                 loops: loops + 1,
                 budget: b,
             };
-            self.ingress(port, data, instance_type::RESUBMIT, &keep, next, now);
+            self.ingress(
+                port,
+                Input::Owned(data),
+                instance_type::RESUBMIT,
+                &keep,
+                next,
+                now,
+            );
             return;
         }
         let p = &self.prog;
@@ -956,7 +1014,8 @@ impl Switch {
                         loops: q.loops + 1,
                         budget: b,
                     };
-                    self.ingress(in_port, &buf, instance_type::RECIRC, &keep, next, t);
+                    let input = Input::Borrowed(&buf);
+                    self.ingress(in_port, input, instance_type::RECIRC, &keep, next, t);
                 }
                 None => self.stats.loop_drops += 1,
             }
