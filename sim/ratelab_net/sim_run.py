@@ -224,7 +224,8 @@ def notes(topo: Topology, seed: int) -> list[str]:
     if kernel:
         lines.append(
             "kernel TCP flows run on ratelab's TCP stack with the same congestion control "
-            f"in the simulator: {', '.join(kernel)}"
+            "in the simulator, set up as Linux's (its RTO formula, PRR, Cubic's HyStart): "
+            f"{', '.join(kernel)}"
         )
     return lines
 

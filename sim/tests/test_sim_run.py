@@ -57,6 +57,7 @@ def test_dumbbell_example_runs_and_reports(tmp_path: Path, capsys: pytest.Captur
     assert _run(ROOT / "sim" / "examples" / "dumbbell.yaml", out) == 0
     report = capsys.readouterr().out
     assert "note: kernel TCP flows run on ratelab's TCP stack" in report
+    assert "set up as Linux's (its RTO formula, PRR, Cubic's HyStart): bulk" in report
     assert report.count("== ratelab-net:") == 3
     assert "== comparison ==" in report
     assert "small-fifo: bulk " in report and "large-red: bulk " in report
