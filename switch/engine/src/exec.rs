@@ -674,7 +674,9 @@ pub(crate) fn select_action(
 ) -> (bool, Option<u32>) {
     let t = &p.tables[ti as usize];
     let mut hit = None;
-    if !t.keys.is_empty() {
+    // An empty table misses whatever the key: not built (router.p4's
+    // priority tables are empty unless priority rules are configured).
+    if !t.keys.is_empty() && st.tables[ti as usize].mt.count > 0 {
         let mut key = std::mem::take(&mut st.key);
         key.clear();
         let ctx = EvalCtx {
