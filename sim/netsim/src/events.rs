@@ -130,8 +130,9 @@ impl<E> EventQueue<E> {
             }
             let mut best = first;
             let mut best_key = h[first].key();
-            for c in first + 1..(first + ARITY).min(n) {
-                let k = h[c].key();
+            let end = (first + ARITY).min(n);
+            for (c, child) in (first + 1..end).zip(&h[first + 1..end]) {
+                let k = child.key();
                 // Selects without a branch: which child is earliest is a coin toss.
                 let earlier = k < best_key;
                 best = if earlier { c } else { best };
@@ -172,7 +173,7 @@ mod tests {
         let mut out = Vec::new();
         for i in 0..50u64 {
             q.push(i % 7, i);
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 out.push(q.pop().expect("an event"));
             }
         }
@@ -197,7 +198,7 @@ mod tests {
             let at = (x >> 33) % 64;
             q.push(at, i);
             reference.push((at, i));
-            if (x >> 20) % 3 == 0 {
+            if (x >> 20).is_multiple_of(3) {
                 reference.sort();
                 let want = reference.remove(0);
                 assert_eq!(q.pop(), Some(want));
