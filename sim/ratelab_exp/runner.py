@@ -6,11 +6,14 @@ one after the other in this process (mininet.py), with the same files."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 import logging
 import math
 import os
+import re
 import sys
 import tempfile
 import time
@@ -59,12 +62,51 @@ class UsageError(Exception):
 
 
 def _digest(task: Task) -> str:
-    """What the run depends on; a sim run's as before the backend was a field,
-    so the sweeps on disk keep their run ids."""
-    fields = asdict(task)
+    """What the run depends on: the file's settings for it, the base
+    topology's text and the generator's code (an edited base or generator
+    makes other runs, so a rerun must not reuse the old ones)."""
+    fields: dict[str, Any] = asdict(task)
     if task.backend == "sim":
         del fields["backend"]
+    if task.base is not None:
+        fields["base_text"] = _text(task.base)
+    if task.generator is not None:
+        fields["generator_code"] = _generator_code(task.generator)
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+@functools.cache
+def _text(path: str) -> str:
+    return Path(path).read_text()
+
+
+@functools.cache
+def _generator_code(name: str) -> str:
+    """The source of the module that defines the generator (its helpers too)."""
+    module = inspect.getmodule(GENERATORS[name].make)
+    return inspect.getsource(module) if module is not None else ""
+
+
+class _TopologyLoader(yaml.SafeLoader):
+    """YAML 1.1 reads `on:` and `off:` (an on-off flow's keys) as booleans;
+    the topology loader reads them as the names they are, so a base topology
+    is read here with only true/false as booleans, as YAML 1.2 does."""
+
+
+_TopologyLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_TopologyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+
+def read_base(path: str | Path) -> dict[str, Any]:
+    """A base topology file as a dict (on/off stay strings)."""
+    return yaml.load(Path(path).read_text(), Loader=_TopologyLoader)  # a SafeLoader subclass
 
 
 def plan(exp: Experiment) -> list[Task]:
@@ -110,7 +152,7 @@ def run_input(task: Task) -> RunInput:
         made = GENERATORS[task.generator].make(params, task.seed)
     else:
         assert task.base is not None
-        made = RunInput(yaml.safe_load(Path(task.base).read_text()))
+        made = RunInput(read_base(task.base))
         made.topology.pop("variants", None)
         made.topology.pop("backend", None)
     topology = overrides.apply(made.topology, {**topo_over, **task.transport_overrides})
