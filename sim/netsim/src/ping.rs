@@ -79,11 +79,22 @@ pub struct Pinger {
     interval: Nanos,
     size: usize,
     next_at: Nanos,
-    /// Send time of every request, by number.
+    /// Requests sent so far.
+    count: u64,
+    /// Send time and whether it was answered of the last [`RING`] requests
+    /// (request `n` at `n % RING`): a reply's 16-bit number reaches no
+    /// further back, so a long ping keeps no more.
     sent: Vec<Nanos>,
     answered: Vec<bool>,
+    /// The replies not yet taken (the simulator streaming its results takes
+    /// them as they come; otherwise all of them).
     pub replies: Vec<Reply>,
+    /// Replies so far (taken or not).
+    pub received: u64,
 }
+
+/// Requests remembered: as many as 16-bit sequence numbers tell apart.
+const RING: usize = 1 << 16;
 
 impl Pinger {
     pub fn new(ident: u16, interval: Nanos, size: usize, now: Nanos) -> Pinger {
@@ -92,15 +103,22 @@ impl Pinger {
             interval,
             size,
             next_at: now,
+            count: 0,
             sent: Vec::new(),
             answered: Vec::new(),
             replies: Vec::new(),
+            received: 0,
         }
+    }
+
+    /// The ICMP identifier (the flow's index).
+    pub fn ident(&self) -> u16 {
+        self.ident
     }
 
     /// Requests sent so far.
     pub fn sent(&self) -> u64 {
-        self.sent.len() as u64
+        self.count
     }
 
     pub fn poll_at(&self) -> Nanos {
@@ -112,9 +130,16 @@ impl Pinger {
         if now < self.next_at {
             return None;
         }
-        let seq = self.sent.len() as u16; // wraps, as ping's does
-        self.sent.push(now);
-        self.answered.push(false);
+        let seq = self.count as u16; // wraps, as ping's does
+        let at = (self.count % RING as u64) as usize;
+        if at == self.sent.len() {
+            self.sent.push(now);
+            self.answered.push(false);
+        } else {
+            self.sent[at] = now;
+            self.answered[at] = false;
+        }
+        self.count += 1;
         self.next_at += self.interval;
         Some(write_echo(buf, ECHO_REQUEST, self.ident, seq, self.size))
     }
@@ -122,19 +147,21 @@ impl Pinger {
     /// A reply with sequence number `seq` arriving at `now`: the latest
     /// request with that number, answered once.
     pub fn on_reply(&mut self, now: Nanos, seq: u16) {
-        let Some(last) = self.sent.len().checked_sub(1) else {
+        let Some(last) = self.count.checked_sub(1) else {
             return;
         };
-        let back = usize::from((last as u16).wrapping_sub(seq));
+        let back = u64::from((last as u16).wrapping_sub(seq));
         let Some(n) = last.checked_sub(back) else {
             return;
         };
-        if !self.answered[n] {
-            self.answered[n] = true;
+        let at = (n % RING as u64) as usize;
+        if !self.answered[at] {
+            self.answered[at] = true;
+            self.received += 1;
             self.replies.push(Reply {
-                seq: n as u64,
-                sent_ns: self.sent[n],
-                rtt_ns: now - self.sent[n],
+                seq: n,
+                sent_ns: self.sent[at],
+                rtt_ns: now - self.sent[at],
             });
         }
     }
@@ -165,5 +192,29 @@ mod tests {
         assert_eq!(p.replies, vec![r]);
         out[5] ^= 1; // a corrupted message is not an echo
         assert_eq!(parse_echo(&out[..n]), None);
+    }
+
+    #[test]
+    fn a_long_ping_remembers_as_far_back_as_sequence_numbers_reach() {
+        let mut p = Pinger::new(1, 10, 0, 0);
+        let mut buf = [0u8; 64];
+        let total: u64 = 70_000;
+        for i in 0..total {
+            assert!(p.poll_transmit(i * 10, &mut buf).is_some());
+        }
+        assert_eq!(p.sent(), total);
+        assert!(p.sent.len() == RING && p.answered.len() == RING);
+        // The oldest request a 16-bit number still names, and the newest.
+        let oldest = total - RING as u64;
+        p.on_reply(total * 10, oldest as u16);
+        p.on_reply(total * 10, (total - 1) as u16);
+        p.on_reply(total * 10 + 5, (total - 1) as u16); // a duplicate
+        let want = [oldest, total - 1].map(|n| Reply {
+            seq: n,
+            sent_ns: n * 10,
+            rtt_ns: (total - n) * 10,
+        });
+        assert_eq!(p.replies, want);
+        assert_eq!(p.received, 2);
     }
 }

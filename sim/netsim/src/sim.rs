@@ -678,6 +678,9 @@ impl Simulator {
             EndpointKind::Ping { pinger, .. } => {
                 if let Some((_, _, seq)) = ping::parse_echo(p.payload) {
                     pinger.on_reply(now, seq);
+                    if let Some(files) = &mut self.sample_files {
+                        files.ping_replies(pinger.ident(), pinger.replies.drain(..));
+                    }
                 }
             }
             EndpointKind::RbccSender { sender, .. } => {
@@ -892,7 +895,7 @@ impl Simulator {
         if let EndpointKind::Ping { pinger, .. } = sender {
             r.ping = Some(PingResult {
                 sent: pinger.sent(),
-                received: pinger.replies.len() as u64,
+                received: pinger.received,
                 replies: pinger.replies.clone(),
             });
         }
