@@ -18,7 +18,7 @@ DEPS_TARGETS += hosts-pyhoststack
 HOSTS_PYHOSTSTACK_INPUTS := $(wildcard host_stacks/rbcc/Cargo.toml host_stacks/rbcc/src/*.rs \
 	host_stacks/stack/Cargo.toml host_stacks/stack/src/*.rs host_stacks/stack/src/*/*.rs \
 	host_stacks/pyhoststack/Cargo.toml host_stacks/pyhoststack/pyproject.toml \
-	host_stacks/pyhoststack/src/*.rs host_stacks/pyhoststack/*.pyi)
+	host_stacks/pyhoststack/src/*.rs host_stacks/pyhoststack/src/*/*.rs host_stacks/pyhoststack/*.pyi)
 .PHONY: hosts-pyhoststack
 hosts-pyhoststack: $(STAMPS)/hosts-pyhoststack
 $(STAMPS)/hosts-pyhoststack: $(STAMPS)/python $(HOSTS_PYHOSTSTACK_INPUTS) | rust-deps
