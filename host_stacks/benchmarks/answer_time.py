@@ -43,6 +43,22 @@ class FlowTimes:
     answers_ns: list[int] = field(default_factory=list)
 
 
+def record(
+    flows: dict[str, FlowTimes], t_ns: int, outgoing: bool, fields: tuple[str, str, int, int]
+) -> None:
+    """Count one TCP frame seen at t_ns: an arriving pure ACK (no SYN, FIN,
+    RST, no payload) starts a wait for the flow it acknowledges, replacing an
+    earlier one; the flow's next data segment leaving ends it."""
+    src, dst, flags, payload = fields
+    if outgoing:
+        flow = flows.get(src)
+        if flow is not None and payload > 0 and flow.pending_ack_ns is not None:
+            flow.answers_ns.append(t_ns - flow.pending_ack_ns)
+            flow.pending_ack_ns = None
+    elif flags & ACK and not flags & SYN_FIN_RST and payload == 0:
+        flows.setdefault(dst, FlowTimes()).pending_ack_ns = t_ns
+
+
 def tcp_fields(frame: bytes) -> tuple[str, str, int, int] | None:
     """(src, dst, flags, payload length) of an IPv4 TCP frame, else None."""
     if len(frame) < 34 or int.from_bytes(frame[12:14], "big") != ETH_P_IP:
@@ -87,15 +103,7 @@ def capture(iface: str, seconds: float) -> tuple[dict[str, FlowTimes], int]:
         if fields is None or not stamp:
             continue
         sec, nsec = struct.unpack("qq", stamp[0][:16])
-        t = sec * 1_000_000_000 + nsec
-        src, dst, flags, payload = fields
-        if addr[2] == PACKET_OUTGOING:
-            flow = flows.get(src)
-            if flow is not None and payload > 0 and flow.pending_ack_ns is not None:
-                flow.answers_ns.append(t - flow.pending_ack_ns)
-                flow.pending_ack_ns = None
-        elif flags & ACK and not flags & SYN_FIN_RST and payload == 0:
-            flows.setdefault(dst, FlowTimes()).pending_ack_ns = t
+        record(flows, sec * 1_000_000_000 + nsec, addr[2] == PACKET_OUTGOING, fields)
     dropped = struct.unpack("II", sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))[1]
     sock.close()
     return flows, dropped
