@@ -46,6 +46,11 @@ pub struct FlowSample {
     pub rate: Option<u32>,
     pub return_rate: Option<u32>,
     pub bottle_node: Option<u32>,
+    /// TCP: bytes in flight (the stack's RFC 6675 pipe: sent, not acked,
+    /// not SACKed, not deemed lost, plus retransmissions in flight) and the
+    /// data bytes the peer has cumulatively acknowledged so far.
+    pub in_flight: Option<u64>,
+    pub delivered: Option<u64>,
 }
 
 /// One flow's results: the receiver's view, and the sender's stack's own.
@@ -199,13 +204,13 @@ pub(crate) fn queue_csv_line(s: &mut String, q: &QueueSample) {
 
 /// flow_samples.csv's first line.
 pub(crate) const FLOW_SAMPLES_HEADER: &str =
-    "time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node\n";
+    "time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node,in_flight,delivered\n";
 
 /// Appends one flow sample's line of flow_samples.csv to `s`.
 pub(crate) fn flow_sample_line(s: &mut String, f: &FlowSample) {
     let _ = writeln!(
         s,
-        "{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{}",
         f.time_ns,
         f.flow,
         opt(f.cwnd),
@@ -214,6 +219,8 @@ pub(crate) fn flow_sample_line(s: &mut String, f: &FlowSample) {
         opt(f.rate.map(u64::from)),
         opt(f.return_rate.map(u64::from)),
         opt(f.bottle_node.map(u64::from)),
+        opt(f.in_flight),
+        opt(f.delivered),
     );
 }
 

@@ -796,6 +796,8 @@ impl Simulator {
                 rate: None,
                 return_rate: None,
                 bottle_node: None,
+                in_flight: None,
+                delivered: None,
             };
             match &self.hosts[h].endpoints[e].kind {
                 EndpointKind::TcpSender { conn, .. } => {
@@ -805,6 +807,8 @@ impl Simulator {
                         .filter(|&t| t != u64::MAX)
                         .map(|t| t / smss);
                     s.srtt_ns = conn.rtt().srtt();
+                    s.in_flight = Some(conn.bytes_in_flight());
+                    s.delivered = Some(conn.stats().bytes_acked);
                 }
                 EndpointKind::RbccSender { sender, .. } => {
                     s.rate = Some(sender.rate());

@@ -837,6 +837,21 @@ fn tcp_knobs_reach_the_stack_and_flows_are_sampled() {
         .iter()
         .all(|x| x.flow == "t" && x.rate.is_none()));
     assert!(r.flow_samples[10].srtt_ns.is_some_and(|t| t > 42 * MS));
+    // Nothing sent or acked at 0 (the SYN is not data); then the acked bytes
+    // only grow, up to the flow's total, with data in flight on the way.
+    assert_eq!(
+        (r.flow_samples[0].in_flight, r.flow_samples[0].delivered),
+        (Some(0), Some(0))
+    );
+    let delivered: Vec<u64> = r
+        .flow_samples
+        .iter()
+        .map(|x| x.delivered.unwrap())
+        .collect();
+    assert!(delivered.windows(2).all(|w| w[0] <= w[1]), "{delivered:?}");
+    let acked = r.flows[0].tcp.as_ref().unwrap().bytes_acked;
+    assert!(delivered[10] > 0 && delivered[10] <= acked);
+    assert!(r.flow_samples.iter().any(|x| x.in_flight > Some(0)));
     s.flows[0].tcp.as_mut().unwrap().knobs.rto_formula = Some("bsd".into());
     let e = error(&s);
     assert_eq!(e.field, "flows[0].tcp.knobs.rto_formula");
