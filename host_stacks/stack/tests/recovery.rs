@@ -148,6 +148,7 @@ fn newreno_partial_ack_retransmits_the_next_hole() {
         a.in_recovery(),
         "RFC 6582: a partial ACK does not end recovery"
     );
+    assert_eq!((a.stats().recoveries_ended, a.stats().recovery_ns), (0, 0));
     let rx = out(&mut a, 30 * MILLIS);
     assert_eq!(
         seq_of(&rx[0]),
@@ -161,6 +162,10 @@ fn newreno_partial_ack_retransmits_the_next_hole() {
     let full = out(&mut b, 35 * MILLIS);
     a.handle_segment(40 * MILLIS, B.addr, &full[0]);
     assert!(!a.in_recovery());
+    // One episode, from the third duplicate (20 ms) to the full ACK (40 ms).
+    assert_eq!(a.stats().recoveries, 1);
+    assert_eq!(a.stats().recoveries_ended, 1);
+    assert_eq!(a.stats().recovery_ns, 20 * MILLIS);
     assert_eq!(a.cwnd(), ssthresh.min(a.flight_size().max(mss) + mss));
     assert_eq!(
         a.stats().ssthresh_changes,

@@ -573,12 +573,21 @@ impl Connection {
         self.recovery = Some(Recovery {
             point: self.snd_nxt,
             prr,
+            started: now,
         });
         self.retransmit_now = true;
     }
 
+    /// Leaves loss recovery (if in it), counting the episode and its length.
+    pub(super) fn end_recovery(&mut self, now: Nanos) {
+        if let Some(r) = self.recovery.take() {
+            self.stats.recoveries_ended += 1;
+            self.stats.recovery_ns += now.saturating_sub(r.started);
+        }
+    }
+
     fn exit_recovery(&mut self, now: Nanos) {
-        self.recovery = None;
+        self.end_recovery(now);
         self.inflation = 0;
         self.retransmit_now = false;
         let before = self.cc.ssthresh();

@@ -86,6 +86,10 @@ pub struct TcpStats {
     pub bytes_retransmitted: u64,
     pub fast_retransmits: u64,
     pub recoveries: u64,
+    /// Loss recoveries that ended (a full ACK, or cut short by an RTO) and
+    /// the time they lasted in all: their mean length is the ratio.
+    pub recoveries_ended: u64,
+    pub recovery_ns: u64,
     pub rtos: u64,
     /// Timeouts the timestamps showed to be spurious (RFC 3522).
     pub spurious_rtos: u64,
@@ -108,6 +112,7 @@ struct Recovery {
     /// RecoveryPoint (RFC 6675) / "recover" (RFC 6582): SND.NXT at entry.
     point: u32,
     prr: Prr,
+    started: Nanos,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -573,7 +578,7 @@ impl Connection {
                 self.cc.on_rto(now, self.reduction_basis());
                 self.note_ssthresh(before);
                 self.scoreboard.mark_all_lost();
-                self.recovery = None;
+                self.end_recovery(now);
                 self.inflation = 0;
                 self.dup_acks = 0;
                 self.retransmit_now = true;
