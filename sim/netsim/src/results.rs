@@ -119,6 +119,10 @@ pub struct TcpResult {
     pub retransmissions: u64,
     pub rtos: u64,
     pub spurious_rtos: u64,
+    /// Loss recoveries that ended (a full ACK or an RTO) and their total
+    /// length (the stack's stats; one still open at the end is left out).
+    pub recoveries_ended: u64,
+    pub recovery_ns: Nanos,
 }
 
 /// A UDP flow's counts.

@@ -916,6 +916,8 @@ impl Simulator {
                 retransmissions: s.retransmissions,
                 rtos: s.rtos,
                 spurious_rtos: s.spurious_rtos,
+                recoveries_ended: conn.stats().recoveries_ended,
+                recovery_ns: conn.stats().recovery_ns,
             });
         }
         r

@@ -249,6 +249,12 @@ fn one_reno_flow_fills_the_bottleneck_and_a_small_queue_drops() {
     let t = f.tcp.as_ref().unwrap();
     assert!(t.retransmissions > 0);
     assert!(t.min_rtt_ns.unwrap() >= 42 * MS);
+    // Each loss recovery waits for its retransmission's ACK: at least the
+    // smallest RTT; Reno ends it on that ACK, well within a second.
+    let episodes = t.recoveries_ended;
+    assert!(episodes > 0 && t.rtos == 0, "{t:?}");
+    let mean = t.recovery_ns / episodes;
+    assert!((t.min_rtt_ns.unwrap()..S).contains(&mean), "{t:?}");
     // Every frame the router sent toward the receiver, the receiver got,
     // but those still on the 20 ms link at the end (at most 18 of 1514 bytes).
     let on_link = port(&r, "r1", 2).tx_packets - port(&r, "receiver", 0).rx_packets;
