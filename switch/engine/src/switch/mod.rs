@@ -497,18 +497,7 @@ impl Switch {
     /// verification and ingress, and is enqueued (or replicated, cloned,
     /// resubmitted, dropped).
     pub fn inject(&mut self, port: u32, data: &[u8], now_us: u64) {
-        let now = now_us.max(self.now);
-        self.advance(now);
-        if let Some(p) = self.ports.get_mut(port as usize) {
-            p.stats.rx_packets += 1;
-            p.stats.rx_bytes += data.len() as u64;
-        }
-        let first = Lineage {
-            loops: 0,
-            budget: MAX_DESCENDANTS,
-        };
-        let input = Input::Borrowed(data);
-        self.ingress(port, input, instance_type::NORMAL, &[], first, now);
+        self.arrive(port, Input::Borrowed(data), now_us);
     }
 
     /// Like [`Switch::inject`], the packet taking `data`'s buffer instead of
@@ -516,17 +505,21 @@ impl Switch {
     /// packet). The buffer comes back out in a polled frame or stays among
     /// the spare ones.
     pub fn inject_owned(&mut self, port: u32, data: Vec<u8>, now_us: u64) {
+        self.arrive(port, Input::Owned(data), now_us);
+    }
+
+    /// What `inject` and `inject_owned` do with the frame, however it is held.
+    fn arrive(&mut self, port: u32, input: Input<'_>, now_us: u64) {
         let now = now_us.max(self.now);
         self.advance(now);
         if let Some(p) = self.ports.get_mut(port as usize) {
             p.stats.rx_packets += 1;
-            p.stats.rx_bytes += data.len() as u64;
+            p.stats.rx_bytes += input.bytes().len() as u64;
         }
         let first = Lineage {
             loops: 0,
             budget: MAX_DESCENDANTS,
         };
-        let input = Input::Owned(data);
         self.ingress(port, input, instance_type::NORMAL, &[], first, now);
     }
 
