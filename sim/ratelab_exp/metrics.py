@@ -24,7 +24,7 @@ class RunData:
     flows: pd.DataFrame
     ports: pd.DataFrame
     queue_means: pd.Series  # (router, port) -> queue length averaged over the samples
-    flow_means: pd.DataFrame  # TCP flow -> cwnd (segments), srtt_ms averaged over time
+    flow_means: pd.DataFrame  # TCP flow -> FLOW_MEAN_COLUMNS (flow_means)
     drops: pd.DataFrame
     counters: pd.DataFrame
     topology: dict[str, Any]
@@ -51,25 +51,70 @@ def queue_means(samples: list[dict[str, Any]]) -> pd.Series:
     return pd.Series({k: total / n for k, (total, n) in sums.items()}, dtype=float)
 
 
+# flow_means' columns: in_flight in bytes, delivery_bps in bit/s, *_cov unitless
+FLOW_MEAN_COLUMNS = [
+    "cwnd",
+    "srtt_ms",
+    "in_flight",
+    "in_flight_cov",
+    "delivery_bps",
+    "delivery_cov",
+]
+
+
+def _add(acc: list[float], value: float) -> None:
+    """One more value into [sum, count, sum of squares]."""
+    acc[0] += value
+    acc[1] += 1
+    acc[2] += value * value
+
+
+def _mean_cov(acc: list[float]) -> tuple[float, float]:
+    """The mean and the coefficient of variation (population standard
+    deviation over the mean; NaN for a mean of 0) of an _add accumulator."""
+    total, n, squares = acc
+    if not n:
+        return math.nan, math.nan
+    mean = total / n
+    if mean <= 0:
+        return mean, math.nan
+    return mean, math.sqrt(max(squares / n - mean * mean, 0.0)) / mean
+
+
 def flow_means(samples: list[dict[str, Any]], until_ns: int) -> pd.DataFrame:
-    """Each TCP sender's cwnd (segments) and sRTT (ms) averaged over
-    ratelab-netsim's flow_samples up to `until_ns` (the traffic's end, not
-    the drain after it); a flow without an sRTT sample has NaN there."""
+    """Each TCP sender's cwnd (segments), sRTT (ms) and bytes in flight (and
+    its CoV over the samples) averaged over ratelab-netsim's flow_samples up
+    to `until_ns` (the traffic's end, not the drain after it), and its
+    delivery rate: the bytes acknowledged between two consecutive samples
+    over their interval (bit/s), averaged over the intervals, and its CoV. A
+    flow without a value (no sRTT sample; samples without in_flight or
+    delivered, as from Mininet) has NaN there."""
     sums: dict[str, dict[str, list[float]]] = {}
+    last: dict[str, tuple[int, int]] = {}  # flow -> (time_ns, delivered) of its last sample
     for s in samples:
         if s["time_ns"] > until_ns or s["cwnd"] is None:
             continue
-        acc = sums.setdefault(s["flow"], {"cwnd": [0.0, 0], "srtt_ms": [0.0, 0]})
-        acc["cwnd"][0] += s["cwnd"]
-        acc["cwnd"][1] += 1
+        flow = s["flow"]
+        acc = sums.setdefault(flow, {k: [0.0, 0, 0.0] for k in ("cwnd", "srtt", "flight", "rate")})
+        _add(acc["cwnd"], s["cwnd"])
         if s["srtt_ns"] is not None:
-            acc["srtt_ms"][0] += s["srtt_ns"] / 1e6
-            acc["srtt_ms"][1] += 1
-    rows = {
-        flow: {k: total / n if n else math.nan for k, (total, n) in acc.items()}
-        for flow, acc in sums.items()
-    }
-    return pd.DataFrame.from_dict(rows, orient="index", columns=["cwnd", "srtt_ms"])
+            _add(acc["srtt"], s["srtt_ns"] / 1e6)
+        if s.get("in_flight") is not None:
+            _add(acc["flight"], s["in_flight"])
+        delivered = s.get("delivered")
+        if delivered is None:
+            continue
+        before = last.get(flow)
+        if before is not None and s["time_ns"] > before[0]:
+            _add(acc["rate"], (delivered - before[1]) * 8e9 / (s["time_ns"] - before[0]))
+        last[flow] = (s["time_ns"], delivered)
+    rows = {}
+    for flow, acc in sums.items():
+        flight, flight_cov = _mean_cov(acc["flight"])
+        rate, rate_cov = _mean_cov(acc["rate"])
+        cwnd, srtt = _mean_cov(acc["cwnd"])[0], _mean_cov(acc["srtt"])[0]
+        rows[flow] = [cwnd, srtt, flight, flight_cov, rate, rate_cov]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=FLOW_MEAN_COLUMNS)
 
 
 def _port_means(d: RunData) -> pd.Series:

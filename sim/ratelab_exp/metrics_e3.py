@@ -3,9 +3,11 @@ simulator's results give, beside metrics.py's (throughput, Jain's and entropy
 fairness, sRTT, cwnd, retransmissions, RTOs, queue, queueing delay, link
 utilisation, drops, UDP loss). Per flow quantities are averaged over the TCP
 flows (the algorithm under test); the bottleneck is the router egress port
-that sent the largest share of its capacity. What the simulator does not
-record (bytes in flight, delivery rate, recovery time, throughput over time)
-is not here: sim/experiments/README.md "Left" lists it."""
+that sent the largest share of its capacity. Bytes in flight and the
+delivery rate come from the flow samples (metrics.flow_means), recovery
+times from the stack's stats. What the simulator does not record (the
+application's sending rate) is not here: sim/experiments/README.md "Left"
+lists it."""
 
 from __future__ import annotations
 
@@ -135,6 +137,74 @@ def tcp_bandwidth_share_pct(d: RunData) -> float:
     return 100.0 * float(x.mean()) / found[1]
 
 
+def _tcp_means(d: RunData, column: str) -> pd.Series:
+    """flow_means' `column` of the TCP flows (NaN for a flow never sampled)."""
+    return (
+        d.flow_means[column].reindex(_tcp(d)["flow"])
+        if column in d.flow_means
+        else pd.Series(dtype=float)
+    )
+
+
+def tcp_throughput_cov(d: RunData) -> float:
+    """Each TCP flow's coefficient of variation of its throughput over the
+    sample intervals (bytes acknowledged per interval), averaged over the flows."""
+    return _mean(_tcp_means(d, "delivery_cov"))
+
+
+def tcp_in_flight_cov(d: RunData) -> float:
+    """Each TCP flow's coefficient of variation of its bytes in flight over
+    the samples, averaged over the flows."""
+    return _mean(_tcp_means(d, "in_flight_cov"))
+
+
+def tcp_mean_in_flight(d: RunData) -> float:
+    """Each TCP sender's bytes in flight averaged over the samples, averaged
+    over the flows (bytes)."""
+    return _mean(_tcp_means(d, "in_flight"))
+
+
+def tcp_delivery_rate(d: RunData) -> float:
+    """Each TCP sender's delivery rate, the bytes acknowledged per sample
+    interval over the interval, averaged over time and over the flows (bit/s)."""
+    return _mean(_tcp_means(d, "delivery_bps"))
+
+
+def tcp_bdp_utilisation_pct(d: RunData) -> float:
+    """Each TCP flow's mean bytes in flight over the bottleneck's
+    bandwidth-delay product (its rate times the flow's smallest RTT sample),
+    in percent, averaged over the flows."""
+    found = _bottleneck(d)
+    if found is None:
+        return math.nan
+    tcp = _tcp(d).set_index("flow")
+    bdp = found[1] / 8 * tcp["tcp_min_rtt_ns"].astype(float) / 1e9
+    flight = _tcp_means(d, "in_flight")
+    return _mean(100.0 * flight / bdp.where(bdp > 0))
+
+
+def tcp_recovery_ms(d: RunData) -> float:
+    """Each TCP sender's mean loss-recovery length (the stack's time in
+    recoveries that ended over their count, ms), averaged over the flows
+    that recovered at least once; n/a without one (or from Mininet)."""
+    tcp = _tcp(d)
+    if "tcp_recovery_ns" not in tcp:
+        return math.nan
+    ended = tcp["tcp_recoveries_ended"].astype(float)
+    mean = tcp["tcp_recovery_ns"].astype(float) / ended.where(ended > 0) / 1e6
+    return _mean(mean)
+
+
+def net_in_flight(d: RunData) -> float:
+    """The network's bytes in flight: the TCP senders' mean bytes in flight
+    summed (the flows are sampled at the same times, so this is the mean of
+    their sum); n/a when a TCP flow was never sampled."""
+    flight = _tcp_means(d, "in_flight")
+    if not len(flight) or flight.isna().any():
+        return math.nan
+    return float(flight.sum())
+
+
 def net_throughput(d: RunData) -> float:
     """The network's throughput: the bytes every flow's receiver got (TCP and
     UDP) over the whole run (duration and drain). Not the flows' goodputs
@@ -177,6 +247,20 @@ METRICS_E3: dict[str, Metric] = {
         bottleneck_send_rate, "bit/s", "higher", "bottleneck sending rate"
     ),
     "bottleneck_drops": Metric(bottleneck_drops, "packets", "lower", "bottleneck drops"),
+    "tcp_throughput_cov": Metric(
+        tcp_throughput_cov, "", "lower", "CoV of TCP throughput over time"
+    ),
+    "tcp_in_flight_cov": Metric(
+        tcp_in_flight_cov, "", "lower", "CoV of TCP bytes in flight over time"
+    ),
+    # in flight beyond what keeps the link busy only waits in a queue: fewer is better
+    "tcp_mean_in_flight": Metric(tcp_mean_in_flight, "bytes", "lower", "TCP bytes in flight"),
+    "tcp_delivery_rate": Metric(tcp_delivery_rate, "bit/s", "higher", "TCP delivery rate"),
+    "tcp_bdp_utilisation_pct": Metric(
+        tcp_bdp_utilisation_pct, "%", "lower", "TCP bytes in flight of the bottleneck's BDP"
+    ),
+    "tcp_recovery_ms": Metric(tcp_recovery_ms, "ms", "lower", "TCP loss-recovery time"),
+    "net_in_flight": Metric(net_in_flight, "bytes", "lower", "network bytes in flight"),
     "net_throughput": Metric(net_throughput, "bit/s", "higher", "network throughput"),
     "net_utilisation_pct": Metric(
         net_utilisation_pct, "%", "higher", "network throughput of the bottleneck's bandwidth"

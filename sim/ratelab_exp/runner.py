@@ -222,15 +222,25 @@ class Collected:
 
 
 def _samples(raw: list[dict[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
-    """The flow samples' `columns` (srtt_ms from srtt_ns), one row per sample."""
+    """The flow samples' `columns` (srtt_ms from srtt_ns; throughput_mbps: the
+    bytes acknowledged since the flow's previous sample over the interval,
+    absent at its first), one row per sample."""
     rows = []
+    last: dict[str, tuple[int, int]] = {}  # flow -> (time_ns, delivered)
     for s in raw:
         row: dict[str, Any] = {"time_s": s["time_ns"] / 1e9, "flow": s["flow"]}
         for c in columns:
             if c == "srtt_ms":
                 row[c] = None if s["srtt_ns"] is None else s["srtt_ns"] / 1e6
+            elif c == "throughput_mbps":
+                before = last.get(s["flow"])
+                row[c] = None
+                if before is not None and s.get("delivered") is not None:
+                    row[c] = (s["delivered"] - before[1]) * 8e3 / (s["time_ns"] - before[0])
             else:
-                row[c] = s[c]
+                row[c] = s.get(c)  # absent from an older binary's samples
+        if s.get("delivered") is not None:
+            last[s["flow"]] = (s["time_ns"], s["delivered"])
         rows.append(row)
     return rows
 

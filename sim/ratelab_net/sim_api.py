@@ -173,6 +173,7 @@ _FLOW_COLUMNS = {
     "tcp": (
         *("bytes_acked", "goodput_bps", "srtt_ns", "min_rtt_ns", "rtt_samples", "cwnd"),
         *("ssthresh_changes", "retransmissions", "rtos", "spurious_rtos"),
+        *("recoveries_ended", "recovery_ns"),
     ),
     "udp": ("sent", "received", "lost", "duplicates", "reordered"),
     "ping": ("sent", "received"),
@@ -217,7 +218,7 @@ def results_frames(raw: dict[str, Any]) -> Results:
         else:
             flows[col] = flows[col].astype("Int64")
     sample_cols = ["time_s", "flow", "cwnd", "ssthresh", "srtt_ms", "rate", "return_rate"]
-    sample_cols.append("bottle_node")
+    sample_cols += ["bottle_node", "in_flight", "delivered"]
     samples = _frame(
         [
             {
@@ -229,12 +230,14 @@ def results_frames(raw: dict[str, Any]) -> Results:
                 "rate": s["rate"],
                 "return_rate": s["return_rate"],
                 "bottle_node": s["bottle_node"],
+                "in_flight": s.get("in_flight"),
+                "delivered": s.get("delivered"),
             }
             for s in raw["flow_samples"]
         ],
         sample_cols,
     )
-    for col in ("cwnd", "ssthresh", "rate", "return_rate", "bottle_node"):
+    for col in ("cwnd", "ssthresh", "rate", "return_rate", "bottle_node", "in_flight", "delivered"):
         samples[col] = samples[col].astype("Int64")
     samples["srtt_ms"] = samples["srtt_ms"].astype("Float64")
     registers = raw["sample_registers"]

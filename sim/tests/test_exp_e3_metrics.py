@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from ratelab_exp.metrics import METRICS, RunData
+from ratelab_exp.metrics import METRICS, RunData, flow_means
+from ratelab_exp.runner import _samples
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -56,7 +57,16 @@ def _data(flows: list[dict[str, object]], drops: pd.DataFrame | None = None) -> 
             {"node": "b", "port": 0, "tx_bytes": 3e6 / 8 * 11},
         ]
     )
-    means = pd.DataFrame({"cwnd": {"t1": 10.0, "t2": 10.0}, "srtt_ms": {"t1": 45.0, "t2": 35.0}})
+    means = pd.DataFrame(
+        {
+            "cwnd": {"t1": 10.0, "t2": 10.0},
+            "srtt_ms": {"t1": 45.0, "t2": 35.0},
+            "in_flight": {"t1": 30_000.0, "t2": 10_000.0},
+            "in_flight_cov": {"t1": 0.2, "t2": 0.4},
+            "delivery_bps": {"t1": 4e6, "t2": 1e6},
+            "delivery_cov": {"t1": 0.1, "t2": 0.3},
+        }
+    )
     empty = pd.DataFrame()
     return RunData(
         pd.DataFrame(flows),
@@ -83,9 +93,18 @@ def test_e3_catalogue_by_hand() -> None:
     )
     d = _data(
         [
-            _flow("t1", "a", "tcp/reno", 4.0),
-            _flow("t2", "b", "tcp/reno", 1.0, one_way_delay_mean_ns=40e6),
-            _flow("u1", "c", "udp/cbr", 2.0),
+            # t1: 2 recoveries of 30 and 50 ms; t2: 1 of 100 ms; u1: none (UDP)
+            _flow("t1", "a", "tcp/reno", 4.0, tcp_recoveries_ended=2, tcp_recovery_ns=80e6),
+            _flow(
+                "t2",
+                "b",
+                "tcp/reno",
+                1.0,
+                one_way_delay_mean_ns=40e6,
+                tcp_recoveries_ended=1,
+                tcp_recovery_ns=100e6,
+            ),
+            _flow("u1", "c", "udp/cbr", 2.0, tcp_recoveries_ended=None, tcp_recovery_ns=None),
         ],
         drops,
     )
@@ -103,6 +122,15 @@ def test_e3_catalogue_by_hand() -> None:
     # 4, 1 and 2 Mbit/s for five seconds each, over the 11 s run
     assert math.isclose(_value("net_throughput", d), 7e6 * 5 / 11)
     assert math.isclose(_value("net_utilisation_pct", d), 100 * 7e6 * 5 / 11 / 10e6)
+    # from the flow samples' means (flow_means): in flight, its CoV, delivery rate
+    assert math.isclose(_value("tcp_mean_in_flight", d), 20_000)
+    assert math.isclose(_value("tcp_in_flight_cov", d), 0.3)
+    assert math.isclose(_value("tcp_delivery_rate", d), 2.5e6)
+    assert math.isclose(_value("tcp_throughput_cov", d), 0.2)
+    assert math.isclose(_value("net_in_flight", d), 40_000)
+    assert math.isclose(_value("tcp_recovery_ms", d), (40 + 100) / 2)
+    # the BDP: 10 Mbit/s x 30 ms (each flow's smallest RTT) = 37,500 bytes
+    assert math.isclose(_value("tcp_bdp_utilisation_pct", d), (80 + 100 * 10 / 37.5) / 2)
     equal = _data([_flow("t1", "a", "tcp/reno", 3.0), _flow("t2", "b", "tcp/reno", 3.0)])
     assert math.isclose(_value("tcp_product_fairness", equal), 1.0)
     assert _value("bottleneck_drops", equal) == 0.0
@@ -120,6 +148,67 @@ def test_e3_catalogue_not_available() -> None:
     for name in ("tcp_queueing_delay_ms", "tcp_owd_ms", "tcp_completion_s", "tcp_send_rate"):
         assert math.isnan(_value(name, udp_only)), name
     assert math.isnan(_value("tcp_product_fairness", udp_only))
+    # samples without in_flight and delivered (Mininet's): the columns are NaN
+    kernel = _data([_flow("t1", "a", "tcp/reno", 4.0)])
+    kernel.flow_means = flow_means([_sample("t1", 0, 10)], 10**9)
+    in_flight = ("tcp_mean_in_flight", "tcp_in_flight_cov", "tcp_bdp_utilisation_pct")
+    for name in (*in_flight, "tcp_delivery_rate", "tcp_throughput_cov", "net_in_flight"):
+        assert math.isnan(_value(name, udp_only)), name
+        assert math.isnan(_value(name, kernel)), name
+    # recovery time: a flow that never recovered is left out; none, or no column: n/a
+    calm = {"tcp_recoveries_ended": 0, "tcp_recovery_ns": 0}
+    one = _data(
+        [
+            _flow("t1", "a", "tcp/reno", 4.0, **calm),
+            _flow("t2", "b", "tcp/reno", 1.0, tcp_recoveries_ended=4, tcp_recovery_ns=200e6),
+        ]
+    )
+    assert math.isclose(_value("tcp_recovery_ms", one), 50.0)
+    both_calm = _data([_flow("t1", "a", "tcp/reno", 4.0, **calm)])
+    assert math.isnan(_value("tcp_recovery_ms", both_calm))
+    assert math.isnan(_value("tcp_recovery_ms", kernel))
+    # a TCP flow never sampled: the network's sum is unknown
+    unsampled = _data([_flow("t1", "a", "tcp/reno", 4.0), _flow("t3", "b", "tcp/reno", 1.0)])
+    assert math.isnan(_value("net_in_flight", unsampled))
+
+
+def _sample(flow: str, time_ms: int, cwnd: int | None, **extra: object) -> dict[str, object]:
+    return {"time_ns": time_ms * 10**6, "flow": flow, "cwnd": cwnd, "srtt_ns": 40e6, **extra}
+
+
+def test_flow_means_of_in_flight_and_delivery_by_hand() -> None:
+    samples = [
+        _sample("t1", 0, 10, in_flight=1000, delivered=0),
+        _sample("t2", 0, 4),  # no in_flight or delivered (Mininet's samples)
+        _sample("r", 0, None, in_flight=None, delivered=None),  # RBCC: not TCP
+        _sample("t1", 100, 10, in_flight=3000, delivered=12_500),
+        _sample("t1", 200, 10, in_flight=2000, delivered=37_500),
+        _sample("t1", 300, 99, in_flight=99_999, delivered=99_999),  # after the traffic
+    ]
+    means = flow_means(samples, 200 * 10**6)
+    assert list(means.index) == ["t1", "t2"]
+    t1 = means.loc["t1"]
+    assert (t1["cwnd"], t1["srtt_ms"], t1["in_flight"]) == (10, 40, 2000)
+    # 1000, 3000, 2000 bytes: population standard deviation sqrt(2/3) x 1000
+    assert math.isclose(t1["in_flight_cov"], math.sqrt(2 / 3) * 1000 / 2000)
+    # 12,500 then 25,000 bytes acked in 0.1 s: 1 and 2 Mbit/s
+    assert math.isclose(t1["delivery_bps"], 1.5e6)
+    assert math.isclose(t1["delivery_cov"], 0.5 / 1.5)
+    t2 = means.loc["t2"]
+    assert t2["cwnd"] == 4
+    assert all(math.isnan(t2[c]) for c in ("in_flight", "in_flight_cov", "delivery_bps"))
+
+
+def test_throughput_series_from_delivered() -> None:
+    raw = [
+        {**_sample("t1", 0, 10), "in_flight": 0, "delivered": 0},
+        {**_sample("t1", 100, 10), "in_flight": 5000, "delivered": 25_000},
+        {**_sample("t1", 300, 10), "in_flight": 4000, "delivered": 50_000},
+    ]
+    rows = _samples(raw, ["in_flight", "throughput_mbps"])
+    assert [r["in_flight"] for r in rows] == [0, 5000, 4000]
+    # none before the first interval; 25,000 bytes in 0.1 s, then in 0.2 s
+    assert [r["throughput_mbps"] for r in rows] == [None, 2.0, 1.0]
 
 
 def test_e3_quick_reports_the_catalogue(tmp_path: Path) -> None:
@@ -143,6 +232,19 @@ def test_e3_quick_reports_the_catalogue(tmp_path: Path) -> None:
     assert runs["tcp_send_rate"].gt(0.5 * runs["tcp_mean_throughput"]).all()
     assert runs["tcp_product_fairness"].between(0, 1).all()
     assert (runs["bottleneck_drops"] <= runs["packets_lost"]).all()
+    # the flows' acked bytes over the traffic's 3 s (slow start included) give
+    # a little less than their goodput (first to last byte read, the sender's
+    # backlog draining after the stop at full speed); a flow keeps its share
+    # of the BDP and more in flight (the FIFO stands)
+    rate = runs["tcp_delivery_rate"] / runs["tcp_mean_throughput"]
+    assert rate.between(0.7, 1.0).all(), rate
+    assert runs["tcp_bdp_utilisation_pct"].gt(100 / 6).all()
+    assert runs["tcp_throughput_cov"].gt(0).all() and runs["tcp_in_flight_cov"].gt(0).all()
+    assert (runs["net_in_flight"] - 3 * runs["tcp_mean_in_flight"]).abs().lt(1e-6).all()
+    # a recovery waits at least the 15 ms RTT for its retransmission's ACK
+    assert runs["tcp_recovery_ms"].between(15, 1000).all(), runs["tcp_recovery_ms"]
     report = (out / "report.md").read_text()
     assert "proportional-fair utility" in report
     assert (out / "tcp_queueing_delay_ms-cdf.png").exists()
+    for series in ("in_flight", "throughput_mbps"):
+        assert (out / f"series-{series}.png").exists(), series

@@ -79,10 +79,16 @@ def test_dataframes_columns_and_values(results: Results) -> None:
     samples = results.samples
     assert list(samples.columns) == [
         "time_s", "flow", "cwnd", "ssthresh", "srtt_ms", "rate", "return_rate", "bottle_node",
+        "in_flight", "delivered",
     ]  # fmt: skip
     reno = samples[samples["flow"] == "reno"]
     assert len(reno) == 71  # every 0.1 s of 6 s + 1 s drain, from its start at 0
     assert reno["cwnd"].min() >= 1 and reno["srtt_ms"].max() > 30
+    # bytes acked only grow, to the sender's total, with bytes in flight on the way
+    assert reno["delivered"].is_monotonic_increasing
+    assert reno["delivered"].iloc[-1] == flows.loc["reno", "tcp_bytes_acked"]
+    assert reno["in_flight"].max() > 0
+    assert samples[samples["flow"] == "rbcc1"]["in_flight"].isna().all()
     rbcc = samples[samples["flow"] == "rbcc1"]
     assert (rbcc["return_rate"].dropna() == 900_000).any()
     assert (rbcc["bottle_node"] == 0x0A000002).any()  # set by r2
