@@ -6,12 +6,12 @@
 use ratelab_netsim::examples::{dumbbell, three_routers, Plans};
 use ratelab_netsim::scenario::{AppSpec, FlowSpec, SampleSpec, TcpSpec, UdpSpec};
 use ratelab_netsim::{Results, Scenario, ScenarioError, Simulator};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+mod common;
+use common::{python, repo, MS, S};
 
 struct Fixtures {
     program: String,
@@ -20,53 +20,29 @@ struct Fixtures {
     three_routers: String,
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// Compiles router.p4 and writes the example topologies' router plans.
 fn fixtures() -> &'static Fixtures {
     static F: OnceLock<Fixtures> = OnceLock::new();
     F.get_or_init(|| {
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("netsim");
-        let _ = std::fs::remove_dir_all(&out);
-        std::fs::create_dir_all(&out).unwrap();
-        let python = std::env::var("RATELAB_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| repo().join(".venv/bin/python"));
-        let script = r#"
-import json, sys
-sys.path.insert(0, "sim/netsim/tools")
-from ratelab_p4c.cli import run
-from router_plans import router_plans
-out = sys.argv[1]
-if run(["-o", out, "p4src/router.p4"]) != 0:
-    sys.exit("router.p4 did not compile")
-for name, path, overrides in [
-    ("dumbbell", "sim/examples/dumbbell.yaml", []),
-    ("dumbbell_large", "sim/examples/dumbbell.yaml", ["links[1].queue_limit=200"]),
-    ("three_routers", "sim/examples/three_routers.yaml", []),
-]:
-    with open(f"{out}/{name}.json", "w") as f:
-        json.dump(router_plans(path, overrides), f)
-"#;
-        let status = Command::new(&python)
-            .current_dir(repo())
-            .arg("-c")
-            .arg(script)
-            .arg(&out)
-            .status()
-            .unwrap_or_else(|e| panic!("{}: {e} (run `make deps`)", python.display()));
-        assert!(
-            status.success(),
-            "compiling router.p4 or planning the routers failed"
+        let (program, plans) = common::compile_and_plan(
+            &out,
+            &[
+                ("dumbbell", "sim/examples/dumbbell.yaml", &[]),
+                (
+                    "dumbbell_large",
+                    "sim/examples/dumbbell.yaml",
+                    &["links[1].queue_limit=200"],
+                ),
+                ("three_routers", "sim/examples/three_routers.yaml", &[]),
+            ],
         );
-        let read = |n: &str| std::fs::read_to_string(out.join(n)).unwrap();
+        let [dumbbell, dumbbell_large, three_routers] = <[String; 3]>::try_from(plans).unwrap();
         Fixtures {
-            program: read("router.json"),
-            dumbbell: read("dumbbell.json"),
-            dumbbell_large: read("dumbbell_large.json"),
-            three_routers: read("three_routers.json"),
+            program,
+            dumbbell,
+            dumbbell_large,
+            three_routers,
         }
     })
 }
@@ -692,9 +668,7 @@ fn the_plan_tool_rejects_a_bad_topology_in_one_line_and_writes_nothing() {
     )
     .unwrap();
     let out = dir.join("plans.json");
-    let python = std::env::var("RATELAB_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo().join(".venv/bin/python"));
+    let python = python();
     let tool = repo().join("sim/netsim/tools/router_plans.py");
     let o = Command::new(&python)
         .arg(&tool)

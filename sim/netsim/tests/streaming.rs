@@ -7,15 +7,10 @@ use ratelab_netsim::{Scenario, Simulator};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{MS, S};
 
 fn out_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("netsim_streaming")
@@ -25,32 +20,11 @@ fn out_dir() -> PathBuf {
 fn fixtures() -> &'static (String, String) {
     static F: OnceLock<(String, String)> = OnceLock::new();
     F.get_or_init(|| {
-        let out = out_dir();
-        let _ = std::fs::remove_dir_all(&out);
-        std::fs::create_dir_all(&out).unwrap();
-        let python = std::env::var("RATELAB_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| repo().join(".venv/bin/python"));
-        let script = r#"
-import json, sys
-sys.path.insert(0, "sim/netsim/tools")
-from ratelab_p4c.cli import run
-from router_plans import router_plans
-out = sys.argv[1]
-if run(["-o", out, "p4src/router.p4"]) != 0:
-    sys.exit("router.p4 did not compile")
-with open(f"{out}/dumbbell.json", "w") as f:
-    json.dump(router_plans("sim/examples/dumbbell.yaml", []), f)
-"#;
-        let status = Command::new(&python)
-            .current_dir(repo())
-            .args(["-c", script])
-            .arg(&out)
-            .status()
-            .unwrap_or_else(|e| panic!("{}: {e} (run `make deps`)", python.display()));
-        assert!(status.success(), "compiling router.p4 or planning failed");
-        let read = |n: &str| std::fs::read_to_string(out.join(n)).unwrap();
-        (read("router.json"), read("dumbbell.json"))
+        let (program, mut plans) = common::compile_and_plan(
+            &out_dir(),
+            &[("dumbbell", "sim/examples/dumbbell.yaml", &[])],
+        );
+        (program, plans.remove(0))
     })
 }
 
