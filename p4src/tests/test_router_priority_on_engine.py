@@ -7,13 +7,10 @@ and the switch's own `--priority-queues` option (`ratelab_switch.options`).
 
 from __future__ import annotations
 
-import shutil
 import struct
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from engine_router import compile_router, install_entries
 from ratelab_ctl.configfile import ControllerConfig, parse_config
 from ratelab_ctl.priority import config_entries, priority_queues
 from ratelab_ctl.switch_options import switch_options
@@ -21,7 +18,6 @@ from ratelab_model.packet import ipv4_frame
 
 ratelab_engine = pytest.importorskip("ratelab_engine")
 
-ROOT = Path(__file__).resolve().parents[2]
 MAX_PORTS = 64  # router.p4's default: queue q of port p is register index p + 64 q
 IN, OUT = 1, 3
 SENDER, RECEIVER = 0x0A000101, 0x0A000301  # 10.0.1.1, 10.0.3.1
@@ -49,19 +45,7 @@ routes:
 
 @pytest.fixture(scope="module")
 def router_json(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    out = tmp_path_factory.mktemp("router")
-    p4c = shutil.which("ratelab-p4c") or str(Path(sys.executable).parent / "ratelab-p4c")
-    cmd = [p4c, "--target", "bmv2", "--arch", "v1model", "-o", str(out)]
-    cmd += [str(ROOT / "p4src" / "router.p4"), "--p4runtime-files", str(out / "r.p4info.txtpb")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return (out / "router.json").read_bytes()
-
-
-def _key(value: int | tuple[int, int]) -> tuple[str, int, int]:
-    if isinstance(value, tuple):
-        return ("lpm", value[0], value[1])
-    return ("exact", value, 0)
+    return compile_router(tmp_path_factory.mktemp("router"))
 
 
 def configured(json: bytes, cfg: ControllerConfig, queues: dict[int, int]) -> object:
@@ -73,13 +57,7 @@ def configured(json: bytes, cfg: ControllerConfig, queues: dict[int, int]) -> ob
 
 
 def install(engine: object, cfg: ControllerConfig) -> None:
-    for entry in config_entries(cfg):
-        if entry.key:
-            engine.table_add(  # type: ignore[attr-defined]
-                entry.table, [_key(k) for k in entry.key], entry.action, list(entry.params), 0
-            )
-        else:
-            engine.table_set_default(entry.table, entry.action, list(entry.params))  # type: ignore[attr-defined]
+    install_entries(engine, config_entries(cfg))
     for port in cfg.router.ports:
         engine.set_queue_depth(port.port, 4096)  # type: ignore[attr-defined]
         engine.set_port_rate(port.port, "bps", port.rate_bps)  # type: ignore[attr-defined]

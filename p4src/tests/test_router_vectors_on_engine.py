@@ -13,19 +13,16 @@ and interpreted (the reference).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from engine_router import ROOT, compile_router, install_entries
 from ratelab_ctl.counters import COUNTER_OBJECTS, GAUGE_REGISTERS
 from ratelab_model.p4_entries import all_entries
 from ratelab_model.vectors.schema import VectorCase, load_file
 
 ratelab_engine = pytest.importorskip("ratelab_engine")
 
-ROOT = Path(__file__).resolve().parents[2]
 VECTORS = sorted((ROOT / "tests" / "vectors").glob("*.json"))
 # The engine's own queue, deeper than any queue_limit a vector sets: the
 # program's admission decides every drop, as on the switch.
@@ -36,19 +33,7 @@ DRAIN_US = 1 << 40
 
 @pytest.fixture(scope="module")
 def router_json(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    out = tmp_path_factory.mktemp("router")
-    p4c = shutil.which("ratelab-p4c") or str(Path(sys.executable).parent / "ratelab-p4c")
-    cmd = [p4c, "--target", "bmv2", "--arch", "v1model", "-o", str(out)]
-    cmd += [str(ROOT / "p4src" / "router.p4"), "--p4runtime-files", str(out / "r.p4info.txtpb")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return (out / "router.json").read_bytes()
-
-
-def _key(value: int | tuple[int, int]) -> tuple[str, int, int]:
-    if isinstance(value, tuple):
-        return ("lpm", value[0], value[1])
-    return ("exact", value, 0)
+    return compile_router(tmp_path_factory.mktemp("router"))
 
 
 def configured_engine(json: bytes, case: VectorCase, controls: str) -> ratelab_engine.Switch:
@@ -57,13 +42,7 @@ def configured_engine(json: bytes, case: VectorCase, controls: str) -> ratelab_e
     assert engine.set_compiled(controls == "compiled") == (controls == "compiled"), (
         engine.compile_error()
     )
-    for entry in all_entries(case.config):
-        if entry.key:
-            engine.table_add(
-                entry.table, [_key(k) for k in entry.key], entry.action, list(entry.params), 0
-            )
-        else:
-            engine.table_set_default(entry.table, entry.action, list(entry.params))
+    install_entries(engine, all_entries(case.config))
     for port in case.config.ports:
         engine.set_queue_depth(port.port, ENGINE_QUEUE_DEPTH)
         if port.rate_bps:
