@@ -268,7 +268,7 @@ def _simulate(inp: RunInput, seed: int, series: list[str]) -> Collected:
         path = Path(tmp) / "topology.yaml"
         path.write_text(yaml.safe_dump(inp.topology, sort_keys=False))
         topo = load_variants(path, [], None)[0][1]
-        scenario = build_scenario(topo, plan_routers(topo, "sim"), seed)
+        scenario = build_scenario(topo, plan_routers(topo), seed)
     for flow in scenario["flows"]:
         packets = inp.transfers.get(flow["name"])
         if packets is None:

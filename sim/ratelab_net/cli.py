@@ -216,8 +216,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     if _backend(args, runs[0][1]) == "sim":
         from ratelab_net.sim_scenario import build_scenario
 
-        # the simulator's plans: `flows` priority rules name its ports
-        runs = [(v, topo, plan_routers(topo, "sim")) for v, topo, _ in runs]
         for _, topo, plans in runs:
             build_scenario(topo, plans)
     for variant, topo, plans in runs:

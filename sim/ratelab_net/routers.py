@@ -10,8 +10,8 @@ reuse the topology file's own nodes, so the controller's validation reports
 errors at their place in the topology file.
 
 A priority rule may name flows (`priority: {flows: {web: 1}}`): each becomes
-a rule for the flow's destination port, which the backend running the file
-assigns (`flow_port`), so the plan depends on the backend.
+a rule for the flow's destination port (`flow_port`), the same in Mininet and
+in the simulator (sim_scenario gives each simulated flow that port).
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ from dataclasses import dataclass
 import yaml
 from ratelab_ctl.configfile import ConfigError, ControllerConfig, Location, load_config_node
 
-from ratelab_net.topology import BACKENDS, Direction, Link, Topology
+from ratelab_net.topology import Direction, Link, Topology
 from ratelab_net.traffic import TCP_BASE_PORT, UDP_BASE_PORT
 
 # what a direction leaving a router gives its port (the controller's port keys)
 _PORT_KEYS = ("rate", "delay", "queue_limit", "utilisation", "aqm", "priority_queues", "priority")
-# The simulator's destination port of flow i is this + i (sim/netsim/src/flows.rs
-# RECEIVER_PORT); ratelab-net's Mininet flows listen on traffic.py's base ports + i.
-SIM_RECEIVER_PORT = 5001
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 
@@ -54,18 +51,15 @@ class RouterPlan:
     router_id: str
     ports: tuple[RouterPort, ...]
     config: ControllerConfig
-    backend: str = "mininet"  # whose flow ports the `flows` priority rules name
 
 
-def flow_port(topo: Topology, index: int, backend: str) -> int | None:
-    """The destination port of flow `index` where `backend` runs it (None: a ping
-    or rbcc flow, which has no TCP/UDP port). A port rule matches it as source or
-    destination, so both directions of the flow are classified."""
+def flow_port(topo: Topology, index: int) -> int | None:
+    """The destination port of flow `index`, in Mininet and in the simulator
+    (None: a ping or rbcc flow, which has no TCP/UDP port). A port rule matches
+    it as source or destination, so both directions of the flow are classified."""
     flow = topo.flows[index]
     if flow.transport not in ("tcp", "udp"):
         return None
-    if backend == "sim":
-        return SIM_RECEIVER_PORT + index
     return (TCP_BASE_PORT if flow.transport == "tcp" else UDP_BASE_PORT) + index
 
 
@@ -134,7 +128,7 @@ def _mapping(items: list[tuple[str, yaml.Node]], at: yaml.Node) -> yaml.MappingN
     return yaml.MappingNode(_MAP, pairs, at.start_mark, at.end_mark)
 
 
-def _flow_rules(node: yaml.Node, port: int, topo: Topology, backend: str) -> yaml.Node:
+def _flow_rules(node: yaml.Node, port: int, topo: Topology) -> yaml.Node:
     """A direction's `priority` with its `flows` rules turned into `ports` rules
     (new nodes: the topology's own are left as they are for the next plan)."""
     if not isinstance(node, yaml.MappingNode):
@@ -155,7 +149,7 @@ def _flow_rules(node: yaml.Node, port: int, topo: Topology, backend: str) -> yam
             raise ConfigError(
                 _loc(name_node), f"{path}.{name}", f"expected a flow's name ({known}), got {name!r}"
             )
-        number = flow_port(topo, index[name], backend)
+        number = flow_port(topo, index[name])
         if number is None:
             kind = topo.flows[index[name]].transport
             other = "icmp" if kind == "ping" else "rbcc"
@@ -181,11 +175,11 @@ def _loc(node: yaml.Node) -> Location:
     return Location(m.name, m.line + 1, m.column + 1)
 
 
-def _port_node(p: RouterPort, topo: Topology, backend: str) -> yaml.MappingNode:
+def _port_node(p: RouterPort, topo: Topology) -> yaml.MappingNode:
     items: list[tuple[str, yaml.Node]] = [("mac", _scalar(p.mac, p.link.node))]
     nodes = dict(p.out.nodes)
     if "priority" in nodes:
-        nodes["priority"] = _flow_rules(nodes["priority"], p.port, topo, backend)
+        nodes["priority"] = _flow_rules(nodes["priority"], p.port, topo)
     for key in _PORT_KEYS:
         if key in nodes:
             items.append((key, nodes[key]))
@@ -204,11 +198,8 @@ def _topology_path(router: str, ports: list[RouterPort], path: str) -> str:
     return f"routers.{router}.{path}"
 
 
-def plan_routers(topo: Topology, backend: str = "mininet") -> list[RouterPlan]:
-    """Each router's configuration; `backend` ("mininet" or "sim") decides the
-    ports that `priority: {flows: ...}` rules stand for (flow_port)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend {backend!r} is not one of {BACKENDS}")
+def plan_routers(topo: Topology) -> list[RouterPlan]:
+    """Each router's configuration, the same for Mininet and the simulator."""
     ports = router_ports(topo)
     routes_to = {host: _next_ports(topo, ports, topo.host_link(host)[1]) for host in topo.hosts}
     plans = []
@@ -247,7 +238,7 @@ def plan_routers(topo: Topology, backend: str = "mininet") -> list[RouterPlan]:
         if "rbcc" in settings:
             top.append(("rbcc", settings["rbcc"]))
         try:
-            port_nodes = [(str(p.port), _port_node(p, topo, backend)) for p in ports[name]]
+            port_nodes = [(str(p.port), _port_node(p, topo)) for p in ports[name]]
         except ConfigError as e:
             raise ConfigError(
                 e.location, _topology_path(name, ports[name], e.path), e.message
@@ -261,5 +252,5 @@ def plan_routers(topo: Topology, backend: str = "mininet") -> list[RouterPlan]:
             raise ConfigError(
                 e.location, _topology_path(name, ports[name], e.path), e.message
             ) from None
-        plans.append(RouterPlan(name, i, router_id, tuple(ports[name]), config, backend))
+        plans.append(RouterPlan(name, i, router_id, tuple(ports[name]), config))
     return plans

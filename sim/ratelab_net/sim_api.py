@@ -348,7 +348,7 @@ def _simulate(
             Location(where, 1, 1), "variants", f"the file has variants ({names}): pass variant="
         )
     _, topo = runs[0]
-    scenario = build_scenario(topo, plan_routers(topo, "sim"), seed)
+    scenario = build_scenario(topo, plan_routers(topo), seed)
     return results_frames(run_netsim(topo, scenario, router_program()))
 
 

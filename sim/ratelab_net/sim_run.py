@@ -53,7 +53,7 @@ def simulate_variants(
     say: Callable[[str], None],
 ) -> list[SimRun]:
     """Builds every variant's scenario (all checked first), then runs each."""
-    scenarios = [build_scenario(topo, plan_routers(topo, "sim"), seed) for _, topo in runs]
+    scenarios = [build_scenario(topo, plan_routers(topo), seed) for _, topo in runs]
     program = router_program(p4c)
     out = []
     for (variant, topo), scenario in zip(runs, scenarios, strict=True):

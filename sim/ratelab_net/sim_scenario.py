@@ -21,7 +21,7 @@ from ratelab_ctl.configfile import ConfigError, Location
 from ratelab_ctl.priority import config_entries, priority_queues
 from ratelab_ctl.switch_options import MIN_SWITCH_QUEUE
 
-from ratelab_net.routers import RouterPlan, router_ports
+from ratelab_net.routers import RouterPlan, flow_port, router_ports
 from ratelab_net.topology import RATELAB_CCS, Direction, Flow, Topology
 
 NS_PER_S = 1_000_000_000
@@ -88,15 +88,7 @@ def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, Any]:
 
 
 def router_spec(plan: RouterPlan) -> dict[str, Any]:
-    """A router's plan in the simulator's router format (sim/netsim/README.md).
-    The plan must be the simulator's (`plan_routers(topo, "sim")`) where a
-    priority rule names flows: their ports are the backend's."""
-    if plan.backend != "sim" and any(
-        isinstance(p.out.nodes.get("priority"), yaml.MappingNode)
-        and any(getattr(k, "value", None) == "flows" for k, _ in p.out.nodes["priority"].value)
-        for p in plan.ports
-    ):
-        raise ValueError(f"router {plan.name}: plan it with plan_routers(topo, 'sim')")
+    """A router's plan in the simulator's router format (sim/netsim/README.md)."""
     config = plan.config.router
     queues = priority_queues(plan.config)
     return {
@@ -169,7 +161,9 @@ def unsupported(flow: Flow, index: int) -> ConfigError | None:
     return None
 
 
-def _flow(flow: Flow) -> dict[str, Any]:
+def _flow(flow: Flow, port: int | None) -> dict[str, Any]:
+    """A flow in the simulator's format; `port` is its receiver's TCP/UDP
+    port, the one its Mininet receiver listens on (routers.flow_port)."""
     spec: dict[str, Any] = {
         "name": flow.name,
         "from": flow.src,
@@ -216,6 +210,8 @@ def _flow(flow: Flow) -> dict[str, Any]:
             spec["rbcc"]["initial_rate_bps"] = flow.rbcc.initial_rate_bps
         if flow.rbcc is not None and flow.rbcc.adopt_synack_rate:
             spec["rbcc"]["adopt_synack_rate"] = True
+    if port is not None:
+        spec["port"] = port
     return spec
 
 
@@ -275,5 +271,5 @@ def build_scenario(topo: Topology, plans: list[RouterPlan], seed: int = 0) -> di
         "routers": [router_spec(p) for p in plans],
         "hosts": [{"name": h, "address": topo.host_address(h)[0]} for h in topo.hosts],
         "links": _links(topo),
-        "flows": [_flow(f) for f in topo.flows],
+        "flows": [_flow(f, flow_port(topo, i)) for i, f in enumerate(topo.flows)],
     }

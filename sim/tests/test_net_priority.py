@@ -16,7 +16,7 @@ from ratelab_ctl.priority import priority_queues
 from ratelab_ctl.switch_options import switch_options
 from ratelab_net.cli import main
 from ratelab_net.routers import plan_routers
-from ratelab_net.sim_scenario import router_spec
+from ratelab_net.sim_scenario import build_scenario, router_spec
 from ratelab_net.topology import parse_topology
 
 BOTTLENECK = {
@@ -157,21 +157,20 @@ def _with_web(rules: dict[str, Any]) -> dict[str, Any]:
     return topo
 
 
-def test_flow_rules_are_the_backends_ports() -> None:
+def test_flow_rules_are_the_flows_ports_in_both_backends() -> None:
     topo = parse_topology(
         _text("priority_queues: 2, priority: {flows: {f2: 1}}")
         + "  - {from: a, to: b, transport: tcp, cc: reno}\n"
         + "  - {from: a, to: b, transport: udp, rate: 1mbit}\n",
         "t.yaml",
     )
-    # flow f2 (index 1) is tcp: Mininet's tcp-sink listens on 6000 + 1, netsim on 5001 + 1
-    [mininet] = plan_routers(topo)
-    assert mininet.config.priority[0].l4_ports == ((6001, 1),)
-    [sim] = plan_routers(topo, "sim")
-    assert sim.config.priority[0].l4_ports == ((5002, 1),)
-    with pytest.raises(ValueError, match="plan_routers"):
-        router_spec(mininet)
-    assert router_spec(sim)["ports"][1]["priority_queues"] == 2
+    # flow f2 (index 1) is tcp: Mininet's tcp-sink listens on 6000 + 1, and the
+    # simulator's receiver of that flow is given the same port
+    [plan] = plan_routers(topo)
+    assert plan.config.priority[0].l4_ports == ((6001, 1),)
+    assert router_spec(plan)["ports"][1]["priority_queues"] == 2
+    flows = build_scenario(topo, [plan])["flows"]
+    assert [f.get("port") for f in flows] == [None, 6001, 5002]  # ping, tcp, udp
 
 
 @pytest.mark.parametrize(
@@ -214,7 +213,7 @@ def test_a_short_transfer_in_its_own_queue_completes_sooner() -> None:
     assert behind_bulk > 0.6
 
 
-def test_check_shows_each_backends_flow_ports(
+def test_check_shows_the_flow_ports_alike_in_both_backends(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "t.yaml"
@@ -225,4 +224,4 @@ def test_check_shows_each_backends_flow_ports(
     assert main(["check", str(path)]) == 0
     assert "2 priority queues (port 6001 -> 1)" in capsys.readouterr().out
     assert main(["check", str(path), "--backend", "sim"]) == 0
-    assert "2 priority queues (port 5002 -> 1)" in capsys.readouterr().out
+    assert "2 priority queues (port 6001 -> 1)" in capsys.readouterr().out

@@ -191,7 +191,7 @@ pub(crate) fn udp_source(
     };
     let cfg = SourceConfig {
         local: endpoint(from, SENDER_PORT + fi as u16),
-        remote: endpoint(to, RECEIVER_PORT + fi as u16),
+        remote: endpoint(to, s.flows[fi].receiver_port(fi)),
         flow_id: fi as u32,
         size: u.size.unwrap_or(DEFAULT_UDP_SIZE),
         pattern,

@@ -4,6 +4,7 @@
 //! `Simulator::new` checks it ([`ScenarioError`] names the field).
 
 use crate::events::Nanos;
+use crate::flows::RECEIVER_PORT;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::Ipv4Addr;
@@ -179,6 +180,18 @@ pub struct FlowSpec {
     pub rbcc: Option<RbccSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ping: Option<PingSpec>,
+    /// The receiver's TCP or UDP port; absent: [`RECEIVER_PORT`] plus the
+    /// flow's index. ratelab-net sets the port its Mininet flows listen on,
+    /// so a rule naming a flow's port classifies it alike in both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+}
+
+impl FlowSpec {
+    /// The port the receiver of flow `index` (this flow) listens on.
+    pub fn receiver_port(&self, index: usize) -> u16 {
+        self.port.unwrap_or(RECEIVER_PORT + index as u16)
+    }
 }
 
 /// ICMP echo requests every `interval_ns` from `start_ns` until `stop_ns`

@@ -3,9 +3,7 @@
 //! time, and every random choice comes from a seed derived from the scenario's.
 
 use crate::events::{EventQueue, Nanos};
-use crate::flows::{
-    app, endpoint, rbcc_config, rbcc_flow_id, tcp_config, udp_source, RECEIVER_PORT, SENDER_PORT,
-};
+use crate::flows::{app, endpoint, rbcc_config, rbcc_flow_id, tcp_config, udp_source, SENDER_PORT};
 use crate::frame::{self, Addresses, HEADERS};
 use crate::host::{Endpoint, EndpointKind, Host};
 use crate::ping::{self, Pinger, DEFAULT_PING_SIZE, PROTO_ICMP};
@@ -178,7 +176,7 @@ impl Simulator {
         let mut queue = EventQueue::default();
         for (fi, f) in s.flows.iter().enumerate() {
             let (a, b) = (topo.host_index[&f.from], topo.host_index[&f.to]);
-            let (mut sport, mut dport) = (SENDER_PORT + fi as u16, RECEIVER_PORT + fi as u16);
+            let (mut sport, mut dport) = (SENDER_PORT + fi as u16, f.receiver_port(fi));
             let local = endpoint(&hosts[b], dport);
             let (proto, receiver) = if rbcc_configs[fi].is_some() {
                 (sport, dport) = (rbcc_flow_id(fi), rbcc_flow_id(fi));
@@ -216,6 +214,17 @@ impl Simulator {
                 });
                 h.endpoints.len() - 1
             };
+            for (h, port) in [(a, sport), (b, dport)] {
+                if hosts[h].by_port.contains_key(&(proto, port)) {
+                    return Err(ScenarioError::new(
+                        format!("flows[{fi}].port"),
+                        format!(
+                            "port {port} of host {:?} is already another flow's",
+                            s.hosts[h].name
+                        ),
+                    ));
+                }
+            }
             let sender = (a, add(&mut hosts[a], sport, EndpointKind::Waiting));
             let receiver = (b, add(&mut hosts[b], dport, receiver));
             if f.tcp.as_ref().is_some_and(|t| t.packet_delays) {
@@ -401,7 +410,7 @@ impl Simulator {
                 let spec = self.scenario.flows[fi].tcp.as_ref().expect("a TCP flow");
                 let iss = derive(self.scenario.seed, Kind::TcpIss, 2 * fi) as u32;
                 let local = endpoint(&self.hosts[h], SENDER_PORT + fi as u16);
-                let remote = endpoint(&self.hosts[rh], RECEIVER_PORT + fi as u16);
+                let remote = endpoint(&self.hosts[rh], self.scenario.flows[fi].receiver_port(fi));
                 let conn = Connection::connect(cfg.clone(), local, remote, iss, now)
                     .expect("checked when the simulator was built");
                 EndpointKind::TcpSender {

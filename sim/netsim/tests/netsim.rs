@@ -53,6 +53,7 @@ fn plans(text: &str) -> Plans {
 
 fn tcp(name: &str, from: &str, to: &str, cc: &str, app: AppSpec) -> FlowSpec {
     FlowSpec {
+        port: None,
         name: name.into(),
         from: from.into(),
         to: to.into(),
@@ -77,6 +78,7 @@ fn bulk() -> AppSpec {
 
 fn udp(name: &str, from: &str, to: &str, pattern: &str, rate_bps: u64) -> FlowSpec {
     FlowSpec {
+        port: None,
         name: name.into(),
         from: from.into(),
         to: to.into(),
@@ -450,6 +452,18 @@ fn bad_scenarios_name_the_field() {
     s.flows[0].tcp.as_mut().unwrap().cc = "bbr".into();
     assert_eq!(error(&s).field, "flows[0].tcp.cc");
 
+    // Two TCP flows to one host on the port the first one takes.
+    let mut s = base();
+    let mut second = s.flows[0].clone();
+    second.name = "second".into();
+    second.port = Some(5001);
+    s.flows.push(second);
+    let e = error(&s);
+    assert_eq!(e.field, "flows[1].port", "{e}");
+    assert!(e.message.contains("port 5001 of host"), "{e}");
+    s.flows[1].port = Some(6001);
+    Simulator::new(&s, &fixtures().program).expect("a port of its own");
+
     let mut s = base();
     s.routers[0].entries[3].table = "RouterIngress.no_such_table".into();
     assert_eq!(error(&s).field, "routers[0].entries[3].table");
@@ -598,6 +612,7 @@ fn the_command_line_writes_the_results_and_rejects_bad_input_in_one_line() {
 
 fn rbcc(name: &str, from: &str, rate_bps: u64) -> FlowSpec {
     FlowSpec {
+        port: None,
         name: name.into(),
         from: from.into(),
         to: "dst".into(),
@@ -742,6 +757,7 @@ fn progress_is_reported_at_every_interval_and_changes_nothing() {
 
 fn ping(name: &str, from: &str, to: &str, interval_ns: u64, stop_ns: u64) -> FlowSpec {
     FlowSpec {
+        port: None,
         tcp: None,
         udp: None,
         stop_ns: Some(stop_ns),

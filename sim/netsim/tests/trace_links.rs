@@ -56,6 +56,7 @@ fn direct_scenario() -> Scenario {
 /// `rate_bps` of IPv4 packets, stopping at `stop_ns`.
 fn cbr(payload: usize, rate_bps: u64, stop_ns: u64) -> FlowSpec {
     FlowSpec {
+        port: None,
         name: "cbr".into(),
         from: "sender".into(),
         to: "receiver".into(),
@@ -152,6 +153,7 @@ fn tcp_over_a_trace_bottleneck_gets_the_traces_capacity() {
     s.links[1].forward.trace = Some(trace_file("twelve.mahi", "1\n"));
     s.duration_ns = 10 * S;
     s.flows = vec![FlowSpec {
+        port: None,
         name: "bulk".into(),
         from: "sender".into(),
         to: "receiver".into(),

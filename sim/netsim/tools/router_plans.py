@@ -24,7 +24,7 @@ def router_plans(path: str, overrides: list[str]) -> dict[str, Any]:
     """{"routers": [...], "hosts": [{"name", "address"}, ...]} of the topology file at `path`
     (its first variant, if it has variants) with `overrides` (KEY=VALUE) applied."""
     topo = load_variants(path, overrides)[0][1]
-    routers = [router_spec(plan) for plan in plan_routers(topo, "sim")]
+    routers = [router_spec(plan) for plan in plan_routers(topo)]
     hosts = [{"name": h, "address": topo.host_address(h)[0]} for h in topo.hosts]
     return {"routers": routers, "hosts": hosts}
 

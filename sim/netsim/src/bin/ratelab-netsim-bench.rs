@@ -17,6 +17,7 @@ use std::time::Instant;
 
 fn flow(name: &str) -> FlowSpec {
     FlowSpec {
+        port: None,
         name: name.into(),
         from: "sender".into(),
         to: "receiver".into(),
@@ -47,6 +48,7 @@ fn run(args: &[String]) -> Result<String, String> {
     };
     let mut flows: Vec<FlowSpec> = (1..=3)
         .map(|i| FlowSpec {
+            port: None,
             tcp: Some(TcpSpec {
                 cc: "reno".into(),
                 app: AppSpec::Bulk { message_size: None },
@@ -58,6 +60,7 @@ fn run(args: &[String]) -> Result<String, String> {
         })
         .collect();
     flows.push(FlowSpec {
+        port: None,
         udp: Some(UdpSpec {
             pattern: "poisson".into(),
             rate_bps: 2_000_000,
