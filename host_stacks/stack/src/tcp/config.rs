@@ -1,6 +1,7 @@
 //! Connection settings and their validation.
 
 use super::rtt::RtoFormula;
+use super::send_buffer::SendBufferPolicy;
 use crate::cc::CcKind;
 use crate::{Nanos, MILLIS, SECONDS};
 use std::fmt;
@@ -41,9 +42,13 @@ pub struct Config {
     pub slow_start_after_idle: bool,
     /// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675: 3).
     pub dupthresh: u32,
-    /// Send and receive buffer sizes in bytes.
+    /// Send and receive buffer sizes in bytes (the send buffer's: its cap
+    /// when auto-tuned).
     pub send_buffer: usize,
     pub recv_buffer: usize,
+    /// How much of `send_buffer` the application may fill: Linux-like
+    /// autotuning (grows with cwnd) or all of it.
+    pub send_buffer_policy: SendBufferPolicy,
     /// Congestion control.
     pub cc: CcKind,
     /// How long TIME-WAIT lasts (2 * MSL, RFC 9293 §3.3.2).
@@ -72,6 +77,7 @@ impl Default for Config {
             dupthresh: 3,
             send_buffer: 4 << 20,
             recv_buffer: 4 << 20,
+            send_buffer_policy: SendBufferPolicy::Auto,
             cc: CcKind::NewReno,
             time_wait: 60 * SECONDS,
             syn_retries: 6,

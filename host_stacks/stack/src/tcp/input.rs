@@ -42,7 +42,11 @@ impl Connection {
                     self.reset_for(from, &h, payload.len());
                     return;
                 }
+                let acked_before = self.stats.bytes_acked;
                 self.on_synchronized(now, &h, payload);
+                if self.stats.bytes_acked != acked_before {
+                    self.on_send_space_freed();
+                }
             }
         }
     }
@@ -176,6 +180,8 @@ impl Connection {
         self.last_send_at = None;
         self.delivered_at = now;
         self.first_sent_at = now;
+        // Linux's tcp_init_buffer_space: the buffer for the initial window.
+        self.expand_send_buffer();
     }
 
     fn challenge_ack(&mut self) {

@@ -24,11 +24,13 @@ mod input;
 mod output;
 mod rtt;
 mod scoreboard;
+mod send_buffer;
 
 pub use buffers::{RangeSet, RecvBuffer, SendBuffer};
 pub use config::{Config, ConfigError};
 pub use rtt::{RtoFormula, RttEstimator, UnknownRtoFormula};
 pub use scoreboard::{Scoreboard, SentSeg};
+pub use send_buffer::{auto_size, segment_memory, SendBufferPolicy, UnknownSendBufferPolicy};
 
 use crate::cc::{initial_window, CongestionControl, Prr};
 use crate::wire::Flags;
@@ -76,6 +78,8 @@ pub struct Transmit {
 pub struct TcpStats {
     pub segments_sent: u64,
     pub segments_received: u64,
+    /// Data bytes the application wrote (that the send buffer took).
+    pub bytes_written: u64,
     /// Data bytes sent, first transmissions only.
     pub bytes_sent: u64,
     /// Data bytes cumulatively acknowledged by the peer.
@@ -147,6 +151,8 @@ pub struct Connection {
     /// Largest payload of a data segment (MSS less the options always sent).
     smss: u64,
     send_buf: SendBuffer,
+    /// The bytes the application may have queued (the send buffer's policy).
+    send_limit: usize,
     /// Sequence number of `send_buf`'s first byte.
     buf_seq: u32,
     close_requested: bool,
@@ -242,6 +248,7 @@ impl Connection {
         let segs = 2 * (cfg.send_buffer / cfg.mss as usize) + 16;
         Ok(Connection {
             send_buf: SendBuffer::new(cfg.send_buffer),
+            send_limit: send_buffer::initial_limit(cfg.send_buffer_policy, cfg.send_buffer),
             recv_buf: RecvBuffer::new(cfg.recv_buffer),
             scoreboard: Scoreboard::with_capacity(segs.min(1 << 16)),
             cc,
@@ -420,7 +427,7 @@ impl Connection {
         {
             0
         } else {
-            self.send_buf.free()
+            self.send_limit.saturating_sub(self.send_buf.len())
         }
     }
     /// In-order bytes ready for `recv`.
@@ -432,10 +439,13 @@ impl Connection {
 
     /// Queue `data` for sending; returns how many bytes were taken.
     pub fn send(&mut self, data: &[u8]) -> usize {
-        if self.send_capacity() == 0 {
+        let room = self.send_capacity();
+        if room == 0 {
             return 0;
         }
-        self.send_buf.write(data)
+        let n = self.send_buf.write(&data[..data.len().min(room)]);
+        self.stats.bytes_written += n as u64;
+        n
     }
 
     /// Read in-order data.
