@@ -133,6 +133,15 @@ class RbccSender:
     def on_datagram(self, now_us: int, data: bytes) -> list[bytes]: ...
     def summary(self) -> dict[str, object]: ...
 
+def run_rbcc_sender(
+    sender: RbccSender,
+    fd: int,
+    peer: str,
+    *,
+    stop_fd: int | None = None,
+    until_us: int | None = None,
+) -> tuple[str, int]: ...
+
 class ReceiverState:
     LISTEN: ClassVar[ReceiverState]
     ESTABLISHED: ClassVar[ReceiverState]

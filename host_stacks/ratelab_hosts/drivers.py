@@ -25,6 +25,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ratelab_hoststack import run_rbcc_sender
 from ratelab_model.packet import FLAG_ACK, FLAG_FIN, FLAG_SYN, IPPROTO_RBCC
 
 from ratelab_hosts.loop import StopSignal, now_us, run_loop
@@ -117,28 +118,20 @@ def _send(sock: socket.socket, data: bytes, counters: SendCounters, dst: tuple[s
 def rbcc_send(
     dst: str, config: SenderConfig, stop: StopSignal, src: str | None = None
 ) -> dict[str, object]:
-    """One RBCC connection to `dst`, until it closes or fails (or a signal)."""
+    """One RBCC connection to `dst`, until it closes or fails (or a signal).
+    The per-packet loop is Rust (`run_rbcc_sender`, GIL released): Python
+    runs again only when it returns, done or interrupted."""
     counters = SendCounters()
     with open_raw_rbcc(src, dst) as sock:
         sender = RbccSender(config, now_us())
-
-        def on_timer(now: int) -> None:
-            for data in sender.on_timer(now):
-                _send(sock, data, counters, (dst, 0))
-
-        def on_packet(packet: bytes, _addr: str) -> None:
-            parts = split_ipv4(packet)
-            if parts is not None and parts[0] == dst:
-                sender.on_datagram(now_us(), parts[1])
-
-        run_loop(
-            [sock],
-            poll_at=sender.poll_at,
-            on_timer=on_timer,
-            on_readable=lambda s: _read_all(s, on_packet),
-            done=lambda: sender.done,
-            stop=stop,
-        )
+        while not sender.done and not stop.stopped:
+            try:
+                _why, soft_errors = run_rbcc_sender(
+                    sender, sock.fileno(), dst, stop_fd=stop.reader.fileno()
+                )
+            except OSError as exc:
+                raise _os_error(f"RBCC to {dst}", exc) from None
+            counters.send_errors += soft_errors
     summary = sender.summary()
     if stop.stopped and not sender.done:
         summary["error"] = "interrupted"

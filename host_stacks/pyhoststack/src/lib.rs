@@ -20,6 +20,8 @@ use rbcc_host::sender::RateSample as CoreRateSample;
 use rbcc_host::wire::{RATE_UNLIMITED, RBCC_OVERHEAD};
 use rbcc_host::{pacer, Receiver, Sender, TimeWentBackwards};
 
+mod rbcc_io;
+mod sys;
 mod tcp;
 mod udp;
 
@@ -493,6 +495,10 @@ impl RbccSender {
         d.set_item("send_span_s", s.send_span_s)?;
         d.set_item("pacing_restarts", s.pacing_restarts)?;
         d.set_item("pacing_lost_s", s.pacing_lost_s)?;
+        d.set_item(
+            "pacing_lateness",
+            rbcc_io::lateness_dict(py, self.core.pacer().lateness())?,
+        )?;
         d.set_item("rate", s.rate)?;
         let rates = PyList::empty(py);
         for r in &self.core.metrics().rates {
@@ -828,6 +834,7 @@ fn ratelab_hoststack(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tcp::TcpConfig>()?;
     m.add_class::<tcp::TcpConnection>()?;
     udp::register(m)?;
+    rbcc_io::register(m)?;
     m.add("RATE_UNLIMITED", RATE_UNLIMITED)?;
     m.add("RBCC_OVERHEAD", RBCC_OVERHEAD)?;
     Ok(())

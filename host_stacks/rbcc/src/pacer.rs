@@ -9,6 +9,61 @@
 
 pub const US_PER_S: u64 = 1_000_000;
 
+/// Upper bounds (us, inclusive) of the lateness histogram's buckets, 1-2-5
+/// per decade; a last bucket holds everything later than 1 s.
+pub const LATENESS_BOUNDS_US: [u64; 17] = [
+    0, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000,
+    500_000, 1_000_000,
+];
+
+/// How late departures left against their schedule (`now - next_at()` at
+/// `on_send`; the first departure after a start has no schedule and is not
+/// counted). A fixed histogram: nothing allocated per packet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lateness {
+    /// `counts[i]`: departures late by at most `LATENESS_BOUNDS_US[i]` (and
+    /// more than the bound before); the last entry: later than 1 s.
+    pub counts: [u64; LATENESS_BOUNDS_US.len() + 1],
+    pub total_us: u64,
+    pub max_us: u64,
+}
+
+impl Lateness {
+    fn record(&mut self, late_us: u64) {
+        let bucket = LATENESS_BOUNDS_US.partition_point(|&bound| bound < late_us);
+        self.counts[bucket] += 1;
+        self.total_us = self.total_us.saturating_add(late_us);
+        self.max_us = self.max_us.max(late_us);
+    }
+
+    /// Departures counted.
+    pub fn departures(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    /// The bucket bound that the fraction `q` (0..=1) of departures were at
+    /// most as late as (the maximum for the last bucket); None when empty.
+    pub fn quantile_bound_us(&self, q: f64) -> Option<u64> {
+        let n = self.departures();
+        if n == 0 {
+            return None;
+        }
+        let want = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0;
+        for (i, &count) in self.counts.iter().enumerate() {
+            seen += count;
+            if seen >= want {
+                return Some(
+                    LATENESS_BOUNDS_US
+                        .get(i)
+                        .map_or(self.max_us, |&b| b.min(self.max_us)),
+                );
+            }
+        }
+        Some(self.max_us)
+    }
+}
+
 /// `ceil(a * b / c)` without overflow (`c` > 0).
 pub fn mul_ceil_div(a: u64, b: u64, c: u64) -> u64 {
     match a.checked_mul(b) {
@@ -27,6 +82,7 @@ pub struct Pacer {
     last_size: u64,
     restarts: u64,
     lost_us: u64,
+    lateness: Lateness,
 }
 
 /// A pacing rate of 0 B/s.
@@ -55,6 +111,7 @@ impl Pacer {
             last_size: 0,
             restarts: 0,
             lost_us: 0,
+            lateness: Lateness::default(),
         })
     }
 
@@ -76,6 +133,11 @@ impl Pacer {
         self.lost_us
     }
 
+    /// How late departures were against the schedule.
+    pub fn lateness(&self) -> &Lateness {
+        &self.lateness
+    }
+
     /// Earliest departure of the next packet; None = any time (nothing sent yet).
     pub fn next_at(&self) -> Option<u64> {
         self.anchor_us
@@ -91,6 +153,9 @@ impl Pacer {
     /// schedule at now instead of bursting to catch up.
     pub fn on_send(&mut self, now_us: u64, size: u64) {
         let due = self.next_at();
+        if let Some(due) = due {
+            self.lateness.record(now_us.saturating_sub(due));
+        }
         let restart = match due {
             None => true,
             Some(due) => {
@@ -175,6 +240,33 @@ mod tests {
         assert_eq!(pacer.next_at(), Some(60_000));
         assert_eq!((pacer.restarts(), pacer.lost_us()), (1, 30_000));
         assert!(!pacer.ready(59_999) && pacer.ready(60_000));
+    }
+
+    #[test]
+    fn lateness_is_counted_per_departure_against_the_schedule() {
+        let mut pacer = Pacer::new(100_000, 1_000).unwrap(); // 10 ms per 1000 B
+        pacer.on_send(0, 1000); // no schedule yet: not counted
+        pacer.on_send(10_000, 1000); // on time
+        pacer.on_send(20_015, 1000); // 15 us late
+        pacer.on_send(30_500, 1000); // 500 us late
+        pacer.on_send(70_000, 1000); // 30 ms late: a restart, counted too
+        let late = pacer.lateness();
+        assert_eq!(late.departures(), 4);
+        let mut want = [0; LATENESS_BOUNDS_US.len() + 1];
+        want[0] = 1; // 0
+        want[2] = 1; // <= 20
+        want[6] = 1; // <= 500
+        want[12] = 1; // <= 50_000
+        assert_eq!(late.counts, want);
+        assert_eq!((late.total_us, late.max_us), (30_515, 30_000));
+        assert_eq!(late.quantile_bound_us(0.25), Some(0));
+        assert_eq!(late.quantile_bound_us(0.5), Some(20));
+        assert_eq!(late.quantile_bound_us(0.75), Some(500));
+        assert_eq!(late.quantile_bound_us(1.0), Some(30_000)); // the maximum, not 50 ms
+        assert_eq!(
+            Pacer::new(1, 0).unwrap().lateness().quantile_bound_us(0.5),
+            None
+        );
     }
 
     #[test]

@@ -14,19 +14,19 @@
 //! the next poll at once instead of being noticed at the deadline.
 
 use std::io;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::size_of;
 use std::os::fd::RawFd;
 use std::ptr;
 
 use ratelab_stack::Nanos;
 
 use super::TcpConnection;
+use crate::sys::{context, errno_is, now_ns, BlockedSignals, Failure, NS_PER_S};
 
 /// <linux/if_packet.h>: a frame this host sent (a packet socket sees them).
 const PACKET_OUTGOING: u8 = 4;
 /// Receive buffer: the largest frame a packet socket hands over without GRO.
 pub(super) const RX_BUFFER: usize = 65_536;
-const NS_PER_S: u64 = 1_000_000_000;
 /// What the application writes: the driver sends zeros, as the kernel sender does.
 static ZEROS: [u8; 65_536] = [0; 65_536];
 
@@ -72,77 +72,6 @@ pub(super) struct Outcome {
     pub why: Return,
     pub written: u64,
     pub last_write: Option<Nanos>,
-}
-
-/// CLOCK_MONOTONIC in ns: Python's `time.monotonic_ns()`, the driver's clock.
-fn now_ns() -> Nanos {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * NS_PER_S + ts.tv_nsec as u64
-}
-
-fn errno_is(e: &io::Error, codes: &[i32]) -> bool {
-    e.raw_os_error().is_some_and(|c| codes.contains(&c))
-}
-
-/// A failed system call: what was being done, and the OS error.
-pub(super) struct Failure {
-    pub what: &'static str,
-    pub err: io::Error,
-}
-
-impl Failure {
-    /// errno, and "WHAT: strerror" (without Rust's " (os error N)").
-    pub(super) fn errno_and_text(&self) -> (i32, String) {
-        let text = self.err.to_string();
-        let strerror = text.split(" (os error").next().unwrap_or(&text);
-        (
-            self.err.raw_os_error().unwrap_or(0),
-            format!("{}: {strerror}", self.what),
-        )
-    }
-}
-
-fn context(what: &'static str, err: io::Error) -> Failure {
-    Failure { what, err }
-}
-
-/// SIGINT and SIGTERM blocked for the thread while it lives; the mask before
-/// is what `ppoll` waits with and what `drop` restores (a signal that came
-/// meanwhile is delivered then).
-struct BlockedSignals {
-    before: libc::sigset_t,
-}
-
-impl BlockedSignals {
-    fn new() -> Result<BlockedSignals, Failure> {
-        let mut block = MaybeUninit::<libc::sigset_t>::uninit();
-        let mut before = MaybeUninit::<libc::sigset_t>::uninit();
-        // SAFETY: sigemptyset initialises `block`; pthread_sigmask fills `before`.
-        unsafe {
-            libc::sigemptyset(block.as_mut_ptr());
-            libc::sigaddset(block.as_mut_ptr(), libc::SIGINT);
-            libc::sigaddset(block.as_mut_ptr(), libc::SIGTERM);
-            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, block.as_ptr(), before.as_mut_ptr());
-            if rc != 0 {
-                return Err(context("pthread_sigmask", io::Error::from_raw_os_error(rc)));
-            }
-            Ok(BlockedSignals {
-                before: before.assume_init(),
-            })
-        }
-    }
-}
-
-impl Drop for BlockedSignals {
-    fn drop(&mut self) {
-        // SAFETY: `before` is the mask pthread_sigmask returned.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.before, ptr::null_mut()) };
-    }
 }
 
 /// The next frame another host sent (outgoing copies skipped), its length;
