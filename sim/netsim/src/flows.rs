@@ -3,10 +3,10 @@
 
 use crate::events::Nanos;
 use crate::host::Host;
-use crate::scenario::{AppSpec, FlowSpec, Scenario, ScenarioError};
+use crate::scenario::{AppSpec, FlowSpec, Scenario, ScenarioError, SendBufferKnob};
 use crate::seeds::{derive, Kind};
 use ratelab_stack::app::{Application, Bulk, OnOff, Stream, Transfer};
-use ratelab_stack::tcp::{Config, Endpoint as StackEndpoint};
+use ratelab_stack::tcp::{Config, Endpoint as StackEndpoint, SendBufferPolicy};
 use ratelab_stack::udp::{self, Pattern, SourceConfig, UdpSource};
 use rbcc_host::SenderConfig;
 
@@ -53,6 +53,22 @@ pub(crate) fn tcp_config(f: &FlowSpec, fi: usize) -> Result<Option<Config>, Scen
     }
     if k.delayed_ack == Some(false) {
         cfg.delayed_ack = None;
+    }
+    match &k.send_buffer {
+        None => {}
+        Some(SendBufferKnob::Policy(p)) if p == "auto" => {
+            cfg.send_buffer_policy = SendBufferPolicy::Auto;
+        }
+        Some(SendBufferKnob::Policy(p)) => {
+            return Err(ScenarioError::new(
+                format!("{field}.knobs.send_buffer"),
+                format!("expected \"auto\" or a size in bytes, got {p:?}"),
+            ));
+        }
+        Some(SendBufferKnob::Bytes(n)) => {
+            cfg.send_buffer_policy = SendBufferPolicy::Fixed;
+            cfg.send_buffer = usize::try_from(*n).unwrap_or(usize::MAX);
+        }
     }
     cfg.validate()
         .map_err(|e| ScenarioError::new(format!("{field}.{}", e.field), e.message))?;

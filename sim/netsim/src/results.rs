@@ -51,6 +51,9 @@ pub struct FlowSample {
     /// data bytes the peer has cumulatively acknowledged so far.
     pub in_flight: Option<u64>,
     pub delivered: Option<u64>,
+    /// TCP: the data bytes the application has written into the connection
+    /// so far (what its send buffer took).
+    pub written: Option<u64>,
 }
 
 /// One flow's results: the receiver's view, and the sender's stack's own.
@@ -123,6 +126,8 @@ pub struct TcpResult {
     /// length (the stack's stats; one still open at the end is left out).
     pub recoveries_ended: u64,
     pub recovery_ns: Nanos,
+    /// Data bytes the application wrote into the connection.
+    pub bytes_written: u64,
 }
 
 /// A UDP flow's counts.
@@ -208,13 +213,13 @@ pub(crate) fn queue_csv_line(s: &mut String, q: &QueueSample) {
 
 /// flow_samples.csv's first line.
 pub(crate) const FLOW_SAMPLES_HEADER: &str =
-    "time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node,in_flight,delivered\n";
+    "time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node,in_flight,delivered,written\n";
 
 /// Appends one flow sample's line of flow_samples.csv to `s`.
 pub(crate) fn flow_sample_line(s: &mut String, f: &FlowSample) {
     let _ = writeln!(
         s,
-        "{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{}",
         f.time_ns,
         f.flow,
         opt(f.cwnd),
@@ -225,6 +230,7 @@ pub(crate) fn flow_sample_line(s: &mut String, f: &FlowSample) {
         opt(f.bottle_node.map(u64::from)),
         opt(f.in_flight),
         opt(f.delivered),
+        opt(f.written),
     );
 }
 

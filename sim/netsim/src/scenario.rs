@@ -272,6 +272,18 @@ pub struct TcpKnobs {
     /// RFC 9406 HyStart++ in slow start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// The send buffer: `"auto"` (Linux-like autotuning up to 4 MiB, the
+    /// stack's default) or a fixed size in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_buffer: Option<SendBufferKnob>,
+}
+
+/// A send buffer's setting: a policy name (`auto`) or a fixed size in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SendBufferKnob {
+    Bytes(u64),
+    Policy(String),
 }
 
 /// The sending application (ratelab-stack's `app`); bytes are written in

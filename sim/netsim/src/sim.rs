@@ -807,6 +807,7 @@ impl Simulator {
                 bottle_node: None,
                 in_flight: None,
                 delivered: None,
+                written: None,
             };
             match &self.hosts[h].endpoints[e].kind {
                 EndpointKind::TcpSender { conn, .. } => {
@@ -818,6 +819,7 @@ impl Simulator {
                     s.srtt_ns = conn.rtt().srtt();
                     s.in_flight = Some(conn.bytes_in_flight());
                     s.delivered = Some(conn.stats().bytes_acked);
+                    s.written = Some(conn.stats().bytes_written);
                 }
                 EndpointKind::RbccSender { sender, .. } => {
                     s.rate = Some(sender.rate());
@@ -927,6 +929,7 @@ impl Simulator {
                 spurious_rtos: s.spurious_rtos,
                 recoveries_ended: conn.stats().recoveries_ended,
                 recovery_ns: conn.stats().recovery_ns,
+                bytes_written: conn.stats().bytes_written,
             });
         }
         r

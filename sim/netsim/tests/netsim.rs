@@ -4,7 +4,7 @@
 //! `RATELAB_PYTHON` names another interpreter).
 
 use ratelab_netsim::examples::{dumbbell, three_routers, Plans};
-use ratelab_netsim::scenario::{AppSpec, FlowSpec, SampleSpec, TcpSpec, UdpSpec};
+use ratelab_netsim::scenario::{AppSpec, FlowSpec, SampleSpec, SendBufferKnob, TcpSpec, UdpSpec};
 use ratelab_netsim::{Results, Scenario, ScenarioError, Simulator};
 use std::path::Path;
 use std::process::Command;
@@ -713,12 +713,14 @@ fn senders_stop_at_stop_ns_and_on_off_sources_pause() {
         vec![stopping],
         8 * S,
     ));
-    // TCP: what the application wrote by 1 s (up to the 4 MiB send buffer
-    // beyond what was acknowledged) is delivered and acknowledged, then nothing more.
+    // TCP: what the application wrote by 1 s (up to its send buffer beyond
+    // what was acknowledged) is delivered and acknowledged, then nothing more.
     let t = &r.flows[0];
-    assert!(t.bytes_received > 4 << 20, "{t:?}");
-    assert!(t.bytes_received < 6 << 20, "{t:?}");
-    assert_eq!(t.bytes_received, t.tcp.as_ref().unwrap().bytes_acked);
+    let tcp_result = t.tcp.as_ref().unwrap();
+    assert!(t.bytes_received > 1 << 20, "{t:?}");
+    assert!(t.bytes_received < 3 << 20, "{t:?}");
+    assert_eq!(t.bytes_received, tcp_result.bytes_acked);
+    assert_eq!(t.bytes_received, tcp_result.bytes_written);
     let on = run(&dumbbell(
         plans(&fixtures().dumbbell),
         vec![tcp("bulk", "sender", "receiver", "cubic", bulk())],
@@ -852,4 +854,62 @@ fn tcp_knobs_reach_the_stack_and_flows_are_sampled() {
     let e = error(&s);
     assert_eq!(e.field, "flows[0].tcp.knobs.rto_formula");
     assert_eq!(e.message, "expected rfc6298 or linux, got \"bsd\"");
+}
+
+#[test]
+fn send_buffer_knob_reaches_the_stack_and_written_bytes_are_sampled() {
+    let sampled = |knob: Option<SendBufferKnob>| {
+        let mut f = tcp("t", "sender", "receiver", "newreno", bulk());
+        f.tcp.as_mut().unwrap().knobs.send_buffer = knob;
+        let mut s = dumbbell(plans(&fixtures().dumbbell), vec![f], S);
+        s.sample = Some(SampleSpec {
+            interval_ns: 100 * MS,
+            registers: vec![],
+            queues: false,
+            flows: true,
+        });
+        (run(&s), s)
+    };
+    // After the handshake (the RTT is 42 ms) the application has filled what
+    // the buffer takes: the initial window's 87,040 bytes auto-tuned, all of
+    // a fixed 100 kB.
+    let queued = |r: &Results, i: usize| {
+        let x = &r.flow_samples[i];
+        x.written.unwrap() - x.delivered.unwrap()
+    };
+    let (auto, _) = sampled(None);
+    assert_eq!(queued(&auto, 1), 87_040);
+    let (same, _) = sampled(Some(SendBufferKnob::Policy("auto".into())));
+    assert_eq!(same.flow_samples, auto.flow_samples);
+    let (fixed, mut s) = sampled(Some(SendBufferKnob::Bytes(100_000)));
+    assert_eq!(queued(&fixed, 1), 100_000);
+    // Written bytes only grow, stay ahead of the acknowledged ones by at most
+    // the buffer, and end at the flow's total.
+    let written: Vec<u64> = fixed
+        .flow_samples
+        .iter()
+        .map(|x| x.written.unwrap())
+        .collect();
+    assert!(written.windows(2).all(|w| w[0] <= w[1]), "{written:?}");
+    for x in &fixed.flow_samples {
+        let (w, d) = (x.written.unwrap(), x.delivered.unwrap());
+        assert!(w >= d && w - d <= 100_000, "{x:?}");
+    }
+    let t = fixed.flows[0].tcp.as_ref().unwrap();
+    assert!(t.bytes_written >= *written.last().unwrap() && t.bytes_written >= t.bytes_acked);
+    assert!(fixed.flow_samples_csv().starts_with(
+        "time_ns,flow,cwnd,ssthresh,srtt_ns,rate,return_rate,bottle_node,in_flight,delivered,written\n"
+    ));
+    // Bad values name the field.
+    s.flows[0].tcp.as_mut().unwrap().knobs.send_buffer = Some(SendBufferKnob::Policy("big".into()));
+    let e = error(&s);
+    assert_eq!(e.field, "flows[0].tcp.knobs.send_buffer");
+    assert_eq!(
+        e.message,
+        "expected \"auto\" or a size in bytes, got \"big\""
+    );
+    s.flows[0].tcp.as_mut().unwrap().knobs.send_buffer = Some(SendBufferKnob::Bytes(100));
+    let e = error(&s);
+    assert_eq!(e.field, "flows[0].tcp.send_buffer");
+    assert!(e.message.starts_with("must be 2*mss"), "{e}");
 }
