@@ -19,7 +19,10 @@ ETH = bytes(range(12)) + b"\x08\x00"
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"cc": "bbr"}, 'cc: unknown algorithm "bbr" (expected reno, newreno, cubic or vegas)'),
+        (
+            {"cc": "bbr"},
+            'cc: unknown algorithm "bbr" (expected reno, newreno, cubic, cubic-linux or vegas)',
+        ),
         ({"iw": 0}, "iw: must be 1 to 1000 segments, got 0"),
         ({"iw": 1001}, "iw: must be 1 to 1000 segments, got 1001"),
         ({"iw": -3}, "iw: must be 1 to 1000 segments, got -3"),

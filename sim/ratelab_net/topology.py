@@ -62,7 +62,7 @@ _FLOW_KEYS = (
 OVERRIDE = "<command line>"
 TCP_CC_FILE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 STACKS = ("kernel", "ratelab")
-RATELAB_CCS = ("reno", "newreno", "cubic", "vegas")  # host_stacks/stack/src/cc
+RATELAB_CCS = ("reno", "newreno", "cubic", "cubic-linux", "vegas")  # host_stacks/stack/src/cc
 # Keys only a ratelab-stack TCP flow has (the kernel's are sysctls, not per flow).
 RATELAB_KEYS = (
     "iw",

@@ -101,7 +101,11 @@ RANGE = "expected 1ms to 60s, got"
             "stack: linux",
             "[0].stack: expected one of kernel, ratelab, got 'linux'",
         ),
-        ("cc: vegas", "cc: bbr", "[0].cc: expected one of reno, newreno, cubic, vegas (stack: rat"),
+        (
+            "cc: vegas",
+            "cc: bbr",
+            "[0].cc: expected one of reno, newreno, cubic, cubic-linux, vegas (stack: rat",
+        ),
         ("cc: vegas", "cc: Vegas", "[0].cc: expected one of reno"),
         ("stack: ratelab", "stack: kernel", f"[0].iw: {KERNEL} iw: it needs stack: ratelab"),
         ("iw: 3", "iw: 0", "[0].iw: expected 1 to 1000 segments, got '0'"),

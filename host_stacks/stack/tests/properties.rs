@@ -171,15 +171,18 @@ proptest! {
         hystart in any::<bool>(),
         linux_rto in any::<bool>(),
         iss in any::<u32>(),
-        cc in 0u8..4,
+        cc in 0u8..5,
         total in 1usize..120_000,
     ) {
         let cc = match cc {
             0 => CcKind::Reno,
             1 => CcKind::NewReno,
             2 => CcKind::Cubic(CubicParams::default()),
+            3 => CcKind::Cubic(CubicParams { linux: true, ..CubicParams::default() }),
             _ => CcKind::Vegas(VegasParams::default()),
         };
+        // cubic-linux has its own HyStart: HyStart++ on top is refused.
+        let hystart = hystart && !matches!(cc, CcKind::Cubic(p) if p.linux);
         let cfg = Config {
             sack,
             timestamps,

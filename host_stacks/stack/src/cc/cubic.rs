@@ -2,10 +2,9 @@
 //! the Reno-friendly region (§4.3), multiplicative decrease with
 //! beta_cubic = 0.7 (§4.6), fast convergence (§4.7) and timeouts (§4.8).
 //! Windows inside are in segments (floating point, as the RFC writes them);
-//! slow start is the standard one (§4.10), HyStart++ with the connection's
-//! `hystart`, or Linux's HyStart with `linux_hystart` (`cubic-linux`).
+//! slow start is the standard one (§4.10) or HyStart++ with the connection's
+//! `hystart`. Linux's Cubic, which differs, is `cubic_linux.rs` (`linux`).
 
-use super::cubic_hystart::CubicHyStart;
 use super::{AckSample, CcMetrics, CongestionControl, RenoWindow};
 use crate::Nanos;
 
@@ -20,9 +19,10 @@ pub struct CubicParams {
     pub fast_convergence: bool,
     /// The Reno-friendly region (§4.3).
     pub reno_friendly: bool,
-    /// Leave slow start as Linux's tcp_cubic.c does (cubic_hystart.rs):
-    /// for a flow that stands in for a Linux kernel flow.
-    pub linux_hystart: bool,
+    /// Run Linux's tcp_cubic.c instead (`cubic-linux`, cubic_linux.rs):
+    /// its HyStart, Reno-friendly estimate and time origin, for a flow
+    /// that stands in for or is compared with a Linux kernel Cubic flow.
+    pub linux: bool,
 }
 
 impl Default for CubicParams {
@@ -32,7 +32,7 @@ impl Default for CubicParams {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
-            linux_hystart: false,
+            linux: false,
         }
     }
 }
@@ -57,8 +57,6 @@ pub struct Cubic {
     w_est: f64,
     /// alpha_cubic of §4.3.
     alpha: f64,
-    /// Linux's HyStart, when `p.linux_hystart`.
-    linux_hystart: Option<CubicHyStart>,
 }
 
 impl Cubic {
@@ -74,7 +72,6 @@ impl Cubic {
             epoch_start: None,
             w_est: 0.0,
             alpha: Self::alpha_for(p.beta),
-            linux_hystart: p.linux_hystart.then(CubicHyStart::new),
         }
     }
 
@@ -177,12 +174,6 @@ impl CongestionControl for Cubic {
         "cubic"
     }
     fn on_ack(&mut self, ack: &AckSample) {
-        if let Some(h) = self.linux_hystart.as_mut() {
-            // tcp_cubic.c decides on the ACK before cwnd grows: ssthresh = cwnd.
-            if h.on_ack(ack, self.w.cwnd / self.w.mss, self.w.in_slow_start()) {
-                self.w.ssthresh = self.w.cwnd;
-            }
-        }
         if self.w.in_slow_start() {
             let left = self.w.slow_start_ack(ack);
             self.cwnd = self.w.cwnd as f64 / self.mss();
@@ -215,10 +206,6 @@ impl CongestionControl for Cubic {
         self.reduce();
         self.w.cwnd = self.w.mss;
         self.cwnd = 1.0;
-        // Linux forgets the lowest RTT and detects the next slow start's end afresh.
-        if let Some(h) = self.linux_hystart.as_mut() {
-            h.reset();
-        }
     }
     fn on_idle_restart(&mut self, _now: Nanos, rw: u64) {
         self.w.restart(rw);
@@ -415,78 +402,5 @@ mod tests {
         assert_eq!(c.ssthresh(), 49 * MSS);
         c.on_ack(&sample(0, MSS, SEC / 10));
         assert_eq!(c.window(), 2 * MSS, "slow start after the timeout");
-    }
-
-    /// Slow start from 10 segments, one ACK per segment 3 ms apart (no ACK
-    /// train), at `rtt(round)`; returns cwnd and ssthresh (segments) after
-    /// `rounds` rounds.
-    fn slow_start_rounds(c: &mut Cubic, rounds: u32, rtt: impl Fn(u32) -> u64) -> (u64, u64) {
-        let mut una = 0u32;
-        let mut now = 0;
-        for r in 0..rounds {
-            let segs = c.window() / MSS;
-            let snd_nxt = una + (segs * MSS) as u32;
-            for _ in 0..segs {
-                una += MSS as u32;
-                now += 3_000_000;
-                c.on_ack(&AckSample {
-                    now,
-                    acked: MSS,
-                    rtt: Some(rtt(r)),
-                    srtt: rtt(r),
-                    ack: una,
-                    snd_nxt,
-                    ..AckSample::default()
-                });
-            }
-        }
-        (c.window() / MSS, c.ssthresh().min(u64::MAX / 2) / MSS)
-    }
-
-    #[test]
-    fn cubic_linux_leaves_slow_start_when_the_rtt_rises_by_an_eighth() {
-        // 40 ms, then 46 ms from the third round on (threshold 5 ms).
-        let rtt = |r: u32| if r < 2 { 40_000_000 } else { 46_000_000 };
-        let linux: crate::cc::CcKind = "cubic-linux".parse().unwrap();
-        let crate::cc::CcKind::Cubic(p) = linux else {
-            panic!("cubic-linux is Cubic")
-        };
-        let mut c = Cubic::new(MSS, 10 * MSS, p);
-        // Rounds of 10, 20, then 40 segments: the ninth ACK of the third
-        // round (cwnd 40 + 8) sees 46 > 45 ms and ends slow start there.
-        let (cwnd, ssthresh) = slow_start_rounds(&mut c, 3, rtt);
-        assert_eq!(ssthresh, 48, "ssthresh = cwnd at the exit");
-        assert!(!c.w.in_slow_start());
-        assert!(
-            (48..52).contains(&cwnd),
-            "congestion avoidance after: {cwnd}"
-        );
-        // RFC 9438 Cubic in the same rounds doubles on.
-        let mut plain = Cubic::new(MSS, 10 * MSS, CubicParams::default());
-        assert_eq!(slow_start_rounds(&mut plain, 3, rtt).0, 80);
-        assert!(plain.w.in_slow_start());
-    }
-
-    #[test]
-    fn cubic_linux_detects_again_after_a_timeout() {
-        let rtt = |r: u32| if r < 2 { 40_000_000 } else { 46_000_000 };
-        let p = CubicParams {
-            linux_hystart: true,
-            ..CubicParams::default()
-        };
-        let mut c = Cubic::new(MSS, 10 * MSS, p);
-        slow_start_rounds(&mut c, 3, rtt);
-        c.on_rto(0, 0);
-        let after_rto = c.ssthresh() / MSS;
-        assert!(c.w.in_slow_start());
-        // Slow start again from one segment, 40 ms and then 46 ms from 16
-        // segments on: HyStart runs again and exits at 16 + 8 segments.
-        let (_, ssthresh) =
-            slow_start_rounds(&mut c, 6, |r| if r < 4 { 40_000_000 } else { 46_000_000 });
-        assert!(after_rto > 24);
-        assert_eq!(
-            ssthresh, 24,
-            "HyStart's exit, below the timeout's {after_rto}"
-        );
     }
 }

@@ -8,6 +8,7 @@
 
 mod cubic;
 mod cubic_hystart;
+mod cubic_linux;
 mod hystart;
 mod newreno;
 mod prr;
@@ -17,6 +18,7 @@ mod window;
 
 pub use cubic::{Cubic, CubicParams};
 pub use cubic_hystart::CubicHyStart;
+pub use cubic_linux::CubicLinux;
 pub use hystart::HyStart;
 pub use newreno::NewReno;
 pub use prr::Prr;
@@ -122,7 +124,7 @@ impl fmt::Display for UnknownCc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "cc: unknown algorithm {:?} (expected reno, newreno, cubic or vegas)",
+            "cc: unknown algorithm {:?} (expected reno, newreno, cubic, cubic-linux or vegas)",
             self.0
         )
     }
@@ -137,10 +139,10 @@ impl std::str::FromStr for CcKind {
             "reno" => Ok(CcKind::Reno),
             "newreno" => Ok(CcKind::NewReno),
             "cubic" => Ok(CcKind::Cubic(CubicParams::default())),
-            // CUBIC leaving slow start as Linux's does: what the simulator runs
-            // for a Linux kernel Cubic flow (sim/ratelab_net/sim_scenario.py).
+            // CUBIC as Linux's tcp_cubic.c (cubic_linux.rs): what the simulator
+            // runs for a Linux kernel Cubic flow (sim/ratelab_net/sim_scenario.py).
             "cubic-linux" => Ok(CcKind::Cubic(CubicParams {
-                linux_hystart: true,
+                linux: true,
                 ..CubicParams::default()
             })),
             "vegas" => Ok(CcKind::Vegas(VegasParams::default())),
@@ -165,6 +167,7 @@ impl CcKind {
         match self {
             CcKind::Reno => Box::new(Reno::new(mss, iw)),
             CcKind::NewReno => Box::new(NewReno::new(mss, iw)),
+            CcKind::Cubic(p) if p.linux => Box::new(CubicLinux::new(mss, iw, p)),
             CcKind::Cubic(p) => Box::new(Cubic::new(mss, iw, p)),
             CcKind::Vegas(p) => Box::new(Vegas::new(mss, iw, p)),
         }

@@ -186,7 +186,7 @@ impl Config {
                 format!("must be 1 to 32, got {}", self.syn_retries),
             );
         }
-        if self.hystart && matches!(self.cc, CcKind::Cubic(p) if p.linux_hystart) {
+        if self.hystart && matches!(self.cc, CcKind::Cubic(p) if p.linux) {
             return err(
                 "hystart",
                 "cubic-linux leaves slow start by Linux's HyStart: no HyStart++ on top".into(),
