@@ -192,6 +192,7 @@ def _flow_line(topo: Topology, flow: Flow) -> str:
             "prr": tcp.prr,
             "rto_formula": tcp.rto_formula,
             "hystart": tcp.hystart,
+            "send_buffer": tcp.send_buffer,
         }
         shown = ", ".join(f"{k} {_knob(v, k.endswith('rto'))}" for k, v in knobs.items())
         line += f" from {topo.stack_address(flow.src)}: {shown}"

@@ -173,7 +173,7 @@ _FLOW_COLUMNS = {
     "tcp": (
         *("bytes_acked", "goodput_bps", "srtt_ns", "min_rtt_ns", "rtt_samples", "cwnd"),
         *("ssthresh_changes", "retransmissions", "rtos", "spurious_rtos"),
-        *("recoveries_ended", "recovery_ns"),
+        *("recoveries_ended", "recovery_ns", "bytes_written"),
     ),
     "udp": ("sent", "received", "lost", "duplicates", "reordered"),
     "ping": ("sent", "received"),
@@ -218,7 +218,7 @@ def results_frames(raw: dict[str, Any]) -> Results:
         else:
             flows[col] = flows[col].astype("Int64")
     sample_cols = ["time_s", "flow", "cwnd", "ssthresh", "srtt_ms", "rate", "return_rate"]
-    sample_cols += ["bottle_node", "in_flight", "delivered"]
+    sample_cols += ["bottle_node", "in_flight", "delivered", "written"]
     samples = _frame(
         [
             {
@@ -232,12 +232,14 @@ def results_frames(raw: dict[str, Any]) -> Results:
                 "bottle_node": s["bottle_node"],
                 "in_flight": s.get("in_flight"),
                 "delivered": s.get("delivered"),
+                "written": s.get("written"),
             }
             for s in raw["flow_samples"]
         ],
         sample_cols,
     )
-    for col in ("cwnd", "ssthresh", "rate", "return_rate", "bottle_node", "in_flight", "delivered"):
+    sample_cols_int = ("cwnd", "ssthresh", "rate", "return_rate", "bottle_node")
+    for col in (*sample_cols_int, "in_flight", "delivered", "written"):
         samples[col] = samples[col].astype("Int64")
     samples["srtt_ms"] = samples["srtt_ms"].astype("Float64")
     registers = raw["sample_registers"]

@@ -44,7 +44,7 @@ SAMPLE_REGISTERS = (
 # TcpOptions fields the simulator's TcpKnobs carry (stack: the stack is ratelab's anyway)
 _SIM_KNOBS = (
     *("stack", "iw", "initial_rto_s", "min_rto_s", "sack", "delayed_ack", "prr"),
-    *("rto_formula", "hystart"),
+    *("rto_formula", "hystart", "send_buffer"),
 )
 
 
@@ -250,7 +250,7 @@ def _knobs(flow: Flow) -> dict[str, Any]:
         knobs["initial_rto_ns"] = _ns(tcp.initial_rto_s)
     if tcp.min_rto_s is not None:
         knobs["min_rto_ns"] = _ns(tcp.min_rto_s)
-    for key in ("sack", "delayed_ack", "prr", "rto_formula", "hystart"):
+    for key in ("sack", "delayed_ack", "prr", "rto_formula", "hystart", "send_buffer"):
         value = getattr(tcp, key)
         if value is not None:
             knobs[key] = value

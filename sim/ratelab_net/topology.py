@@ -47,6 +47,7 @@ _FLOW_KEYS = (
     "prr",
     "rto_formula",
     "hystart",
+    "send_buffer",
     "pattern",
     "rate",
     "initial_rate",
@@ -73,6 +74,7 @@ RATELAB_KEYS = (
     "prr",
     "rto_formula",
     "hystart",
+    "send_buffer",
 )
 # Keys only an rbcc flow has: its sender's rate before the first ACK
 # (host_stacks/README.md "Protocol decisions").
@@ -141,6 +143,8 @@ class TcpOptions:
     prr: bool | None = None
     rto_formula: str | None = None
     hystart: bool | None = None  # RFC 9406 HyStart++ in slow start
+    # "auto" (Linux-like autotuning up to 4 MiB) or a fixed size in bytes
+    send_buffer: str | int | None = None
 
 
 @dataclass(frozen=True)
@@ -750,6 +754,9 @@ def _tcp_options(
         if rto_formula not in RTO_FORMULAS:
             expected = f"expected one of {', '.join(RTO_FORMULAS)}, got {rto_formula!r}"
             raise _err(node, f"{path}.rto_formula", expected)
+    send_buffer = (
+        _send_buffer(r, f["send_buffer"], f"{path}.send_buffer") if "send_buffer" in f else None
+    )
     return TcpOptions(
         stack,
         iw,
@@ -760,7 +767,28 @@ def _tcp_options(
         prr=flags.get("prr"),
         rto_formula=rto_formula,
         hystart=flags.get("hystart"),
+        send_buffer=send_buffer,
     )
+
+
+# The stack's send buffer bounds (tcp::Config::validate: 2 x its 1,460-byte MSS to 1 GiB).
+MIN_SEND_BUFFER, MAX_SEND_BUFFER = 2 * 1460, 2**30
+
+
+def _send_buffer(r: _Reader, node: yaml.Node, path: str) -> str | int:
+    """`auto` or a fixed size (`256kB`, `1MiB`, plain bytes)."""
+    expected = "auto or a size like 256kB, 1MiB or plain bytes"
+    text = r.scalar(node, path, expected).strip()
+    if text == "auto":
+        return text
+    m = _BYTES.match(text)
+    if not m:
+        raise _err(node, path, f"expected {expected}, got {text!r}")
+    exact = float(m.group(1)) * _BYTE_UNITS[m.group(2) or "B"]
+    value = round(exact)
+    if abs(exact - value) > 1e-6 or not MIN_SEND_BUFFER <= value <= MAX_SEND_BUFFER:
+        raise _err(node, path, f"expected auto or {MIN_SEND_BUFFER} B to 1GiB, got {text!r}")
+    return value
 
 
 def _rto(r: _Reader, node: yaml.Node, path: str) -> float:

@@ -89,6 +89,8 @@ def ratelab_stack_args(topo: Topology, flow: Flow) -> list[str]:
         args += ["--rto-formula", tcp.rto_formula]
     if tcp.hystart:
         args.append("--hystart")
+    if tcp.send_buffer is not None:
+        args += ["--send-buffer", str(tcp.send_buffer)]
     return args
 
 

@@ -164,7 +164,8 @@ def test_check_prints_the_stack_and_knobs(
     out = capsys.readouterr().out
     assert (
         "flow vegas: a -> b, tcp vegas bulk, ratelab stack from 10.0.1.2: iw 3, initial_rto 3s, "
-        "min_rto 0.2s, sack off, delayed_ack off, prr on, rto_formula linux, hystart on, 0-8 s"
+        "min_rto 0.2s, sack off, delayed_ack off, prr on, rto_formula linux, hystart on, "
+        "send_buffer default, 0-8 s"
     ) in out
     assert "flow reno: a -> b, tcp reno bulk, kernel stack, 0-8 s" in out
     assert "flow rl: b -> a, tcp newreno bulk, ratelab stack from 10.0.2.2: iw default," in out
@@ -283,3 +284,36 @@ def test_a_sender_that_writes_no_results_shows_its_last_words(tmp_path: Path) ->
     cmd = Command("a", ["true"], "quiet", stderr_out=tmp_path / "quiet.stderr.txt")
     TrafficRun(local).run_senders([cmd], lambda _m: None)
     assert not (tmp_path / "quiet.stderr.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "parsed", "arg"),
+    [("auto", "auto", "auto"), ("256kB", 256_000, "256000"), ("1MiB", 2**20, "1048576")],
+)
+def test_send_buffer_key(value: str, parsed: str | int, arg: str, tmp_path: Path) -> None:
+    text = TOPOLOGY.replace("cc: newreno,", f"cc: newreno, send_buffer: {value},")
+    rl = parse_topology(text, "s.yaml").flows[2]
+    assert rl.tcp == TcpOptions("ratelab", send_buffer=parsed)
+    args = _args(text, tmp_path)["rl"]
+    assert args[args.index("--send-buffer") + 1] == arg
+    assert "--send-buffer" not in _args(TOPOLOGY, tmp_path)["rl"]  # the stack's default
+
+
+@pytest.mark.parametrize(
+    ("new", "message"),
+    [
+        ("huge", "expected auto or a size like 256kB, 1MiB or plain bytes, got 'huge'"),
+        ("100", "expected auto or 2920 B to 1GiB, got '100'"),
+        ("2GiB", "expected auto or 2920 B to 1GiB, got '2GiB'"),
+        ("1.5B", "expected auto or 2920 B to 1GiB, got '1.5B'"),
+        ("[auto]", "expected auto or a size like 256kB"),
+    ],
+)
+def test_bad_send_buffer_names_the_field(new: str, message: str) -> None:
+    text = TOPOLOGY.replace("cc: newreno,", f"cc: newreno, send_buffer: {new},")
+    with pytest.raises(ConfigError) as info:
+        parse_topology(text, "s.yaml")
+    assert f"flows[2].send_buffer: {message}" in str(info.value)
+    kernel = TOPOLOGY.replace("cc: reno}", "cc: reno, send_buffer: auto}")
+    with pytest.raises(ConfigError, match=rf"flows\[1\].send_buffer: {KERNEL} send_buffer"):
+        parse_topology(kernel, "s.yaml")

@@ -46,6 +46,10 @@ def test_ratelab_stack_flows_keep_their_own_settings() -> None:
         "app": {"kind": "bulk"},
         "knobs": {"hystart": True},
     }
+    # the send buffer: a size is a fixed buffer in bytes; auto, the stack's default
+    for value, knob in (("256kB", 256_000), ("auto", "auto")):
+        spec = _tcp_specs(DUMBBELL, [*sets, f"flows[0].send_buffer={value}"], "small-fifo")
+        assert spec["bulk"]["knobs"] == {"hystart": True, "send_buffer": knob}
 
 
 def test_kernel_cubic_loses_less_in_slow_start_than_rfc_cubic(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ def test_dataframes_columns_and_values(results: Results) -> None:
     samples = results.samples
     assert list(samples.columns) == [
         "time_s", "flow", "cwnd", "ssthresh", "srtt_ms", "rate", "return_rate", "bottle_node",
-        "in_flight", "delivered",
+        "in_flight", "delivered", "written",
     ]  # fmt: skip
     reno = samples[samples["flow"] == "reno"]
     assert len(reno) == 71  # every 0.1 s of 6 s + 1 s drain, from its start at 0
@@ -88,6 +88,11 @@ def test_dataframes_columns_and_values(results: Results) -> None:
     assert reno["delivered"].is_monotonic_increasing
     assert reno["delivered"].iloc[-1] == flows.loc["reno", "tcp_bytes_acked"]
     assert reno["in_flight"].max() > 0
+    # the application's bytes: ahead of the acked ones, to the stack's total
+    assert reno["written"].is_monotonic_increasing
+    assert (reno["written"] >= reno["delivered"]).all()
+    assert reno["written"].iloc[-1] == flows.loc["reno", "tcp_bytes_written"] > 0
+    assert flows.loc["reno", "tcp_bytes_written"] >= flows.loc["reno", "tcp_bytes_acked"]
     assert samples[samples["flow"] == "rbcc1"]["in_flight"].isna().all()
     rbcc = samples[samples["flow"] == "rbcc1"]
     assert (rbcc["return_rate"].dropna() == 900_000).any()
