@@ -448,6 +448,35 @@ fn delayed_acks_halve_the_ack_count() {
 }
 
 #[test]
+fn quick_acks_ack_every_segment_while_the_window_grows() {
+    let count_acks = |quickack, recv_buffer| {
+        let cfg = Config {
+            quickack,
+            recv_buffer,
+            ..Config::default()
+        };
+        let (tb, t) = run(cfg, clean(), clean(), 500_000, 30 * SECONDS);
+        assert_complete(&tb, &t);
+        (tb.a.stats().segments_sent, tb.b.stats().segments_sent)
+    };
+    // A 4 MiB buffer: the window threshold grows (two segments per
+    // segment, from 64 KiB) for the whole 500 kB, so every segment is ACKed.
+    let (data, acks) = count_acks(true, 4 << 20);
+    assert!(
+        acks + 5 >= data,
+        "every segment acknowledged: {acks} for {data}"
+    );
+    // 128 KiB: the threshold reaches the buffer's window after about 22
+    // segments (16 quick ACKs armed by the first); every second one after.
+    let (data, acks) = count_acks(true, 128 << 10);
+    let (_, delayed) = count_acks(false, 128 << 10);
+    assert!(
+        acks >= delayed + 10 && acks <= delayed + 30,
+        "about 20 more ACKs than delayed ACKs alone: {acks} against {delayed} for {data}"
+    );
+}
+
+#[test]
 fn lone_segment_is_acked_after_the_delayed_ack_timer() {
     let cfg = Config::default();
     let mut tb = Testbed::with_config(cfg, LinkConfig::default(), LinkConfig::default()).unwrap();

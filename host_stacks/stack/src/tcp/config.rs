@@ -27,6 +27,10 @@ pub struct Config {
     /// Delayed ACKs (RFC 5681 §4.2, RFC 9293 §3.8.6.3): `Some(timer)`, or `None`
     /// to acknowledge every segment at once.
     pub delayed_ack: Option<Nanos>,
+    /// Linux's receiver quick-ACK mode (quickack.rs): every segment ACKed
+    /// at once at a transfer's start and while the window grows, then
+    /// `delayed_ack`'s every second segment.
+    pub quickack: bool,
     /// Offer SACK (RFC 2018).
     pub sack: bool,
     /// Offer timestamps (RFC 7323 §3).
@@ -68,6 +72,7 @@ impl Default for Config {
             max_rto: 60 * SECONDS,
             clock_granularity: MILLIS,
             delayed_ack: Some(40 * MILLIS),
+            quickack: false,
             sack: true,
             timestamps: true,
             window_scale: true,

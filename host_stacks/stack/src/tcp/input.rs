@@ -363,8 +363,14 @@ impl Connection {
             }
             self.recv_buf.advance(advanced);
             self.stats.bytes_received += advanced as u64;
-            if had_ooo {
-                // RFC 5681 §4.2: ACK at once when a segment fills a hole.
+            let window = self.recv_buf.window() as u64;
+            let quick = self
+                .quickack
+                .as_mut()
+                .is_some_and(|q| q.on_segment(len as u64, self.last_wnd_sent, window));
+            if had_ooo || quick {
+                // RFC 5681 §4.2: ACK at once when a segment fills a hole;
+                // Linux: also in quick-ACK mode.
                 self.ack_now = true;
             } else {
                 // RFC 5681 §4.2: at least every second full-sized segment,

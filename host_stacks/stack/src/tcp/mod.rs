@@ -22,12 +22,14 @@ mod buffers;
 mod config;
 mod input;
 mod output;
+mod quickack;
 mod rtt;
 mod scoreboard;
 mod send_buffer;
 
 pub use buffers::{RangeSet, RecvBuffer, SendBuffer};
 pub use config::{Config, ConfigError};
+pub use quickack::QuickAck;
 pub use rtt::{RtoFormula, RttEstimator, UnknownRtoFormula};
 pub use scoreboard::{Scoreboard, SentSeg};
 pub use send_buffer::{auto_size, segment_memory, SendBufferPolicy, UnknownSendBufferPolicy};
@@ -196,6 +198,8 @@ pub struct Connection {
     peer_fin: Option<u32>,
     ack_now: bool,
     segs_unacked: u32,
+    /// Linux's quick ACKs (`Config::quickack`).
+    quickack: Option<QuickAck>,
     delack_at: Option<Nanos>,
     last_ack_sent: u32,
     last_wnd_sent: u64,
@@ -293,6 +297,7 @@ impl Connection {
             peer_fin: None,
             ack_now: false,
             segs_unacked: 0,
+            quickack: cfg.quickack.then(QuickAck::new),
             delack_at: None,
             last_ack_sent: 0,
             last_wnd_sent: 0,
