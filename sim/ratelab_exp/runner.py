@@ -35,6 +35,7 @@ from ratelab_exp.spec import FLOW_SERIES, Experiment, load_experiment
 
 DEFAULT_OUT = Path("build/exp")
 MININET_SLACK_S = 120.0  # a Mininet run's limit: this plus twice its duration
+RUN_TOPOLOGY = "topology.yaml"  # the name a run's topology is read under
 
 
 @dataclass
@@ -259,16 +260,15 @@ def _simulate(inp: RunInput, seed: int, series: list[str]) -> Collected:
     """The run in ratelab's simulator, with the generator's transfers: its
     tables (without the time series), each router port's mean queue, each
     TCP sender's mean cwnd and sRTT, and the series the file keeps."""
+    from ratelab_net import netsim_batch
     from ratelab_net.routers import plan_routers
-    from ratelab_net.sim_api import results_frames, router_program, run_netsim
+    from ratelab_net.sim_api import results_frames, router_program
     from ratelab_net.sim_scenario import build_scenario
-    from ratelab_net.topology import load_variants
+    from ratelab_net.topology import parse_topology
 
-    with tempfile.TemporaryDirectory(prefix="ratelab-exp-") as tmp:
-        path = Path(tmp) / "topology.yaml"
-        path.write_text(yaml.safe_dump(inp.topology, sort_keys=False))
-        topo = load_variants(path, [], None)[0][1]
-        scenario = build_scenario(topo, plan_routers(topo), seed)
+    # read from text, as the file it would be (no variants: run_input took them)
+    topo = parse_topology(yaml.safe_dump(inp.topology, sort_keys=False), RUN_TOPOLOGY)
+    scenario = build_scenario(topo, plan_routers(topo), seed)
     for flow in scenario["flows"]:
         packets = inp.transfers.get(flow["name"])
         if packets is None:
@@ -277,7 +277,8 @@ def _simulate(inp: RunInput, seed: int, series: list[str]) -> Collected:
             flow["tcp"]["app"] = {"kind": "transfer", "bytes": packets * SEGMENT}
         elif "rbcc" in flow:
             flow["rbcc"]["segments"] = packets
-    raw = run_netsim(topo, scenario, router_program())
+    # one simulator process per worker, router.p4 compiled once (netsim_batch)
+    raw = netsim_batch.run(topo, scenario, router_program())
     traffic_ns = round(topo.duration_s * 1e9)
     means = queue_means(raw["queue_samples"]), flow_means(raw["flow_samples"], traffic_ns)
     columns = [c for c in series if c in FLOW_SERIES]

@@ -21,6 +21,7 @@ results.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import shutil
@@ -34,7 +35,7 @@ from typing import Any
 import pandas as pd
 import yaml
 from ratelab_ctl.configfile import ConfigError, Location
-from ratelab_sim.build import ROOT, BuildError, compile_router, default_p4c
+from ratelab_sim.build import ROOT, ROUTER_P4, BuildError, compile_router, default_p4c
 
 from ratelab_net.routers import plan_routers
 from ratelab_net.sim_scenario import SAMPLE_REGISTERS, build_scenario, field_location
@@ -55,27 +56,39 @@ def netsim_binary() -> Path:
     return path
 
 
-_PROGRAMS: dict[str | None, Path] = {}
+_PROGRAMS: dict[tuple[str | None, str], Path] = {}
+
+
+def router_sources_digest() -> str:
+    """router.p4 and its include folder's files, by content."""
+    digest = hashlib.sha256()
+    include = ROUTER_P4.parent / "include"
+    for path in [ROUTER_P4, *sorted(p for p in include.rglob("*") if p.is_file())]:
+        digest.update(f"{path.relative_to(ROUTER_P4.parent)}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def router_program(p4c: str | None = None) -> Path:
     """router.p4 compiled (ratelab-p4c unless `p4c` names another compiler), once
-    per process, into a private temporary folder (removed at exit)."""
-    if p4c in _PROGRAMS:
-        return _PROGRAMS[p4c]
+    per process and content of its sources (a long-lived Dask worker compiles
+    an edited router.p4 again), into a private temporary folder (removed at exit)."""
+    key = (p4c, router_sources_digest())
+    if key in _PROGRAMS:
+        return _PROGRAMS[key]
     compiler = p4c or default_p4c()
     if compiler is None:
         raise SimError("ratelab-p4c is not installed (make deps)")
     folder = Path(tempfile.mkdtemp(prefix="ratelab-router-"))
     atexit.register(shutil.rmtree, folder, True)
     try:
-        _PROGRAMS[p4c] = compile_router(compiler, folder, quiet=True)[0]
+        _PROGRAMS[key] = compile_router(compiler, folder, quiet=True)[0]
     except BuildError as e:
         raise SimError(str(e)) from None
-    return _PROGRAMS[p4c]
+    return _PROGRAMS[key]
 
 
-def _topology_error(topo: Topology, message: str) -> ConfigError | None:
+def topology_error(topo: Topology, message: str) -> ConfigError | None:
     """netsim's `flows[N].field: message` / `links[N]...` as an error at that
     item of the topology file (the scenario's flows and links are the file's, in
     order); None for anything else."""
@@ -118,7 +131,7 @@ def run_netsim(
         if proc.wait() != 0:
             message = last.removeprefix("ratelab-netsim: ")
             message = message.removeprefix(f"{scenario_path}: ")
-            problem = _topology_error(topo, message)
+            problem = topology_error(topo, message)
             if problem is not None:
                 raise problem
             raise SimError(f"ratelab-netsim failed: {message}")

@@ -16,7 +16,7 @@ use crate::scenario::{AppSpec, Scenario, ScenarioError};
 use crate::seeds::{derive, Kind};
 use crate::stream::SampleFiles;
 use crate::topology::{Direction, Node, Topology};
-use ratelab_engine::{Frame, TraceCursor};
+use ratelab_engine::{Frame, LoadedProgram, TraceCursor};
 use ratelab_stack::app::{Application, Sink};
 use ratelab_stack::metrics::FlowMeter;
 use ratelab_stack::tcp::{Config, Connection};
@@ -133,14 +133,38 @@ impl Simulator {
     /// Checks the scenario and builds every router (`program`, the router's
     /// BMv2 JSON, loaded and compiled once and shared by all), host and flow.
     pub fn new(scenario: &Scenario, program: &str) -> Result<Simulator, ScenarioError> {
+        Simulator::build(scenario, None, program)
+    }
+
+    /// The router program (BMv2 JSON) loaded and compiled, for `with_program`.
+    pub fn load_program(program: &str) -> Result<LoadedProgram, ScenarioError> {
+        Router::load_program(program)
+    }
+
+    /// As `new`, with the router program already loaded and compiled
+    /// (`load_program`): a process running many scenarios on one program
+    /// compiles it once (`ratelab-netsim --batch`).
+    pub fn with_program(
+        scenario: &Scenario,
+        program: &LoadedProgram,
+    ) -> Result<Simulator, ScenarioError> {
+        Simulator::build(scenario, Some(program), "")
+    }
+
+    fn build(
+        scenario: &Scenario,
+        given: Option<&LoadedProgram>,
+        program: &str,
+    ) -> Result<Simulator, ScenarioError> {
         let s = scenario;
         let topo = Topology::new(s)?;
         let mut routers = Vec::with_capacity(s.routers.len());
-        let loaded = match s.routers.is_empty() {
+        let own = match s.routers.is_empty() || given.is_some() {
             true => None,
             false => Some(Router::load_program(program)?),
         };
-        for (i, (r, loaded)) in s.routers.iter().zip(loaded.iter().cycle()).enumerate() {
+        let loaded = given.or(own.as_ref());
+        for (i, (r, loaded)) in s.routers.iter().zip(loaded.into_iter().cycle()).enumerate() {
             let seed = derive(s.seed, Kind::Router, i);
             routers.push(Router::new(r, i, loaded, seed, topo.router_out[i].clone())?);
         }
