@@ -298,3 +298,40 @@ def test_bad_descriptors_and_peers_are_errors() -> None:
         stop.close()
         with pytest.raises(OSError, match="cannot wait for the socket: Bad file descriptor"):
             run_rbcc_sender(s, ours.fileno(), PEER, stop_fd=stop_fd, until_us=now_us() + 1_000 * MS)
+
+
+def _slice_ns() -> int | None:
+    """This thread's scheduler slice (Linux 6.12 on: `se.slice` in its sched file)."""
+    tid = threading.get_native_id()
+    with open(f"/proc/self/task/{tid}/sched") as f:
+        for line in f:
+            if line.startswith("se.slice"):
+                return int(line.split(":")[1])
+    return None
+
+
+def test_the_loop_runs_with_the_shortest_slice_and_gives_it_back(
+    wire: tuple[socket.socket, socket.socket],
+) -> None:
+    ours, _theirs = wire
+    before = _slice_ns()
+    seen: list[int | None] = []
+    tid = threading.get_native_id()
+
+    def look() -> None:
+        time.sleep(0.1)
+        with open(f"/proc/self/task/{tid}/sched") as f:
+            seen.extend(int(line.split(":")[1]) for line in f if line.startswith("se.slice"))
+
+    watcher = threading.Thread(target=look)
+    watcher.start()
+    assert (
+        run_rbcc_sender(sender(segments=1), ours.fileno(), PEER, until_us=now_us() + 300 * MS)[0]
+        == "deadline"
+    )
+    watcher.join()
+    if before is None:  # a kernel before 6.12 has no per-task slice: nothing to check
+        assert seen == []
+        return
+    assert seen == [100_000] and before != 100_000
+    assert _slice_ns() == before  # the default again

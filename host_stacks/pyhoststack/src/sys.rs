@@ -143,3 +143,62 @@ pub(crate) fn wait(
     }
     Ok(Woken::Ready)
 }
+
+/// The calling thread's scheduler slice (EEVDF, Linux 6.12 on: the
+/// `sched_runtime` of a SCHED_OTHER thread) set to `slice_ns` while the
+/// guard lives, then back to the default. A task with a short slice gets an
+/// earlier virtual deadline, so when its timer wakes it, it preempts a
+/// CPU-bound task at once instead of waiting up to that task's slice; it
+/// does not get more CPU. Best effort: on another policy, an older kernel
+/// (which ignores the field) or an error, nothing changes.
+pub(crate) struct ShortSlice {
+    before: Option<libc::sched_attr>,
+}
+
+const SCHED_ATTR_SIZE: u32 = std::mem::size_of::<libc::sched_attr>() as u32;
+
+fn set_sched_attr(attr: &libc::sched_attr) -> bool {
+    // SAFETY: attr is a valid sched_attr of SCHED_ATTR_SIZE bytes; 0 = this thread.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, ptr::from_ref(attr), 0) == 0 }
+}
+
+impl ShortSlice {
+    pub(crate) fn new(slice_ns: u64) -> ShortSlice {
+        // SAFETY: sched_attr is plain data; all zeros is a valid value.
+        let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
+        // SAFETY: attr is writable for SCHED_ATTR_SIZE bytes; 0 = this thread.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_sched_getattr,
+                0,
+                ptr::addr_of_mut!(attr),
+                SCHED_ATTR_SIZE,
+                0,
+            )
+        };
+        let fair = [libc::SCHED_OTHER, libc::SCHED_BATCH].contains(&(attr.sched_policy as i32));
+        if rc != 0 || !fair {
+            return ShortSlice { before: None };
+        }
+        attr.size = SCHED_ATTR_SIZE;
+        let short = libc::sched_attr {
+            sched_runtime: slice_ns,
+            ..attr
+        };
+        ShortSlice {
+            before: set_sched_attr(&short).then_some(attr),
+        }
+    }
+}
+
+impl Drop for ShortSlice {
+    fn drop(&mut self) {
+        if let Some(before) = self.before {
+            // sched_getattr reports the slice in use, custom or not: back to the default.
+            set_sched_attr(&libc::sched_attr {
+                sched_runtime: 0,
+                ..before
+            });
+        }
+    }
+}
