@@ -43,6 +43,7 @@ pub(crate) fn tcp_config(f: &FlowSpec, fi: usize) -> Result<Option<Config>, Scen
     cfg.sack = k.sack.unwrap_or(cfg.sack);
     cfg.prr = k.prr.unwrap_or(cfg.prr);
     cfg.hystart = k.hystart.unwrap_or(cfg.hystart);
+    cfg.quickack = k.quickack.unwrap_or(cfg.quickack);
     if let Some(formula) = &k.rto_formula {
         cfg.rto_formula = formula.parse().map_err(|_| {
             ScenarioError::new(

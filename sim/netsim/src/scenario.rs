@@ -272,6 +272,9 @@ pub struct TcpKnobs {
     /// RFC 9406 HyStart++ in slow start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// Linux's receiver quick-ACK mode (ratelab_stack::tcp::QuickAck).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<bool>,
     /// The send buffer: `"auto"` (Linux-like autotuning up to 4 MiB, the
     /// stack's default) or a fixed size in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

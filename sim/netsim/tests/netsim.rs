@@ -857,6 +857,26 @@ fn tcp_knobs_reach_the_stack_and_flows_are_sampled() {
 }
 
 #[test]
+fn quickack_knob_acks_every_segment_while_the_window_grows() {
+    // (data segments r1 passed on to the receiver, ACKs back from it)
+    let counts = |quickack| {
+        let mut f = tcp("t", "sender", "receiver", "cubic", bulk());
+        f.tcp.as_mut().unwrap().knobs.quickack = quickack;
+        let r = run(&dumbbell(plans(&fixtures().dumbbell), vec![f], S));
+        (port(&r, "r1", 2).tx_packets, port(&r, "r1", 2).rx_packets)
+    };
+    // 1 s at 10 Mbit/s, under 900 segments: Linux's receiver window
+    // threshold is still growing towards the 4 MiB buffer, every segment
+    // is ACKed; without, every second one (749 and 747 segments, 715 and
+    // 529 ACKs)
+    let (data, acks) = counts(Some(true));
+    assert!(acks * 10 >= data * 9, "{acks} ACKs for {data} segments");
+    // (the losses' out-of-order segments are ACKed at once too)
+    let (data, acks) = counts(None);
+    assert!(acks * 4 <= data * 3, "{acks} ACKs for {data} segments");
+}
+
+#[test]
 fn send_buffer_knob_reaches_the_stack_and_written_bytes_are_sampled() {
     let sampled = |knob: Option<SendBufferKnob>| {
         let mut f = tcp("t", "sender", "receiver", "newreno", bulk());
