@@ -608,10 +608,12 @@ pub(crate) struct TableDef {
     pub id: u64,
     pub keys: Vec<KeyField>,
     pub actions: Vec<u32>,
-    /// Next node per action (indexed like `Program::actions`), used when no
+    /// Next node per action (action index, node), used when no
     /// `__HIT__`/`__MISS__`.
-    // Fx: looked up on every table application (the default SipHash showed in profiles).
-    pub next_by_action: rustc_hash::FxHashMap<u32, Option<Node>>,
+    // A short list, looked up on every table application: a table has a few
+    // actions, and a scan of them is cheaper than hashing (a hash map showed
+    // in profiles).
+    pub next_by_action: Box<[(u32, Option<Node>)]>,
     pub base_next: Option<Node>,
     pub next_hit: Option<Option<Node>>,
     pub next_miss: Option<Option<Node>>,
@@ -663,14 +665,21 @@ impl TableDef {
     /// a routed packet (cachegrind), by crowding the rest of the loop.
     #[inline(never)]
     pub fn next_node(&self, hit: bool, action: Option<u32>) -> Option<Node> {
+        self.next_node_inline(hit, action)
+    }
+
+    /// [`TableDef::next_node`], inlined: for the compiled code's table
+    /// callback, which does little else.
+    #[inline(always)]
+    pub fn next_node_inline(&self, hit: bool, action: Option<u32>) -> Option<Node> {
         match (hit, &self.next_hit, &self.next_miss) {
             (true, Some(n), _) | (false, _, Some(n)) => *n,
             _ => match action {
                 Some(a) => self
                     .next_by_action
-                    .get(&a)
-                    .copied()
-                    .unwrap_or(self.base_next),
+                    .iter()
+                    .find(|&&(x, _)| x == a)
+                    .map_or(self.base_next, |&(_, n)| n),
                 None => self.base_next,
             },
         }

@@ -5,7 +5,9 @@
 
 use super::codegen::Fallback;
 use super::node_code;
-use crate::exec::{calculate, idx, run_action, select_action, selected_data, Pkt, State};
+use crate::exec::{
+    calculate, idx, run_action, select_default, select_general, selected_data, Pkt, State,
+};
 use crate::phv::{mask, Val};
 use crate::program::{EvalCtx, Program};
 
@@ -65,13 +67,56 @@ pub(crate) extern "C" fn select(
     // SAFETY: `env` is the running pipeline's; the out pointers are slots
     // of the calling function's frame.
     unsafe {
+        let (p, st, _) = parts(env);
+        let t = &p.tables[ti as usize];
+        // A table that cannot hit: kept short (no call, few registers to
+        // save), as most tables a routed packet meets are.
+        let Some(action) = select_default(t, st, ti) else {
+            return select_looked_up(env, ti, action_out, data_out, len_out);
+        };
+        write_selection(st, action, action_out, data_out, len_out);
+        node_code(t.next_node_inline(false, action))
+    }
+}
+
+/// [`select`] for a table that may hit (or has an action profile's
+/// default).
+#[inline(never)]
+unsafe fn select_looked_up(
+    env: *mut Env,
+    ti: u32,
+    action_out: *mut u32,
+    data_out: *mut *const Val,
+    len_out: *mut u64,
+) -> i64 {
+    // SAFETY: as `select`'s.
+    unsafe {
         let (p, st, pkt) = parts(env);
-        let (hit, action) = select_action(p, st, pkt, ti);
-        let data = selected_data(st);
+        let (hit, action) = select_general(p, st, pkt, ti);
+        write_selection(st, action, action_out, data_out, len_out);
+        node_code(p.tables[ti as usize].next_node(hit, action))
+    }
+}
+
+/// Writes the selected action (`u32::MAX`: none) and its data to the out
+/// slots.
+///
+/// # Safety
+/// The out pointers must be writable (slots of the calling code's frame).
+#[inline(always)]
+unsafe fn write_selection(
+    st: &State,
+    action: Option<u32>,
+    action_out: *mut u32,
+    data_out: *mut *const Val,
+    len_out: *mut u64,
+) {
+    let data = selected_data(st);
+    // SAFETY: the caller's.
+    unsafe {
         action_out.write(action.unwrap_or(u32::MAX));
         data_out.write(data.as_ptr());
         len_out.write(data.len() as u64);
-        node_code(p.tables[ti as usize].next_node(hit, action))
     }
 }
 

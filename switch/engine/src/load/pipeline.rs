@@ -261,7 +261,7 @@ impl Ld {
                 }
             }
         }
-        let mut next_by_action = rustc_hash::FxHashMap::default();
+        let mut next_by_action: Vec<(u32, Option<Node>)> = Vec::new();
         let mut next_hit = None;
         let mut next_miss = None;
         if let Some(nt) = t.opt("next_tables") {
@@ -291,7 +291,10 @@ impl Ld {
                                 "next_tables names action {an:?} the table does not have"
                             ));
                         };
-                        next_by_action.insert(a, target);
+                        match next_by_action.iter_mut().find(|(x, _)| *x == a) {
+                            Some(slot) => slot.1 = target,
+                            None => next_by_action.push((a, target)),
+                        }
                     }
                 }
             }
@@ -390,7 +393,7 @@ impl Ld {
             id,
             keys,
             actions,
-            next_by_action,
+            next_by_action: next_by_action.into_boxed_slice(),
             fixed: None,
             base_next,
             next_hit,

@@ -279,7 +279,7 @@ fn table_successors(p: &Program, t: u32) -> Vec<Node> {
     let mut out: Vec<Node> = [t.next_hit.flatten(), t.next_miss.flatten(), t.base_next]
         .into_iter()
         .flatten()
-        .chain(t.next_by_action.values().flatten().copied())
+        .chain(t.next_by_action.iter().filter_map(|&(_, n)| n))
         .collect();
     out.sort_by_key(|&n| node_code(Some(n)));
     out.dedup();
