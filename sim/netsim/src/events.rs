@@ -128,16 +128,11 @@ impl<E> EventQueue<E> {
             if first >= n {
                 break;
             }
-            let mut best = first;
-            let mut best_key = h[first].key();
-            let end = (first + ARITY).min(n);
-            for (c, child) in (first + 1..end).zip(&h[first + 1..end]) {
-                let k = child.key();
-                // Selects without a branch: which child is earliest is a coin toss.
-                let earlier = k < best_key;
-                best = if earlier { c } else { best };
-                best_key = if earlier { k } else { best_key };
-            }
+            let (best, best_key) = if first + ARITY <= n {
+                earliest_of_four(h, first)
+            } else {
+                earliest_of_few(h, first, n)
+            };
             if key < best_key {
                 break;
             }
@@ -146,6 +141,45 @@ impl<E> EventQueue<E> {
         }
         h[i] = e;
     }
+}
+
+/// The earliest of the four children from `first`, as a two-round
+/// tournament of branch-free selects (which child is earliest is a coin
+/// toss; keys are unique, so the order of the comparisons cannot matter).
+#[inline(always)]
+fn earliest_of_four(h: &[Entry], first: usize) -> (usize, u128) {
+    let c = &h[first..first + ARITY];
+    let (k0, k1, k2, k3) = (c[0].key(), c[1].key(), c[2].key(), c[3].key());
+    let (a, ka) = if k1 < k0 {
+        (first + 1, k1)
+    } else {
+        (first, k0)
+    };
+    let (b, kb) = if k3 < k2 {
+        (first + 3, k3)
+    } else {
+        (first + 2, k2)
+    };
+    if kb < ka {
+        (b, kb)
+    } else {
+        (a, ka)
+    }
+}
+
+/// The earliest of the children from `first` to the heap's end `n` (fewer
+/// than four: the last parent's).
+fn earliest_of_few(h: &[Entry], first: usize, n: usize) -> (usize, u128) {
+    let mut best = first;
+    let mut best_key = h[first].key();
+    for (c, child) in h.iter().enumerate().take(n).skip(first + 1) {
+        let k = child.key();
+        if k < best_key {
+            best = c;
+            best_key = k;
+        }
+    }
+    (best, best_key)
 }
 
 #[cfg(test)]
