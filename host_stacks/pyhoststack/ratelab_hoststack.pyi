@@ -204,7 +204,8 @@ class TcpConfig:
     delayed_ack_ns: int | None
     prr: bool
     hystart: bool
-    send_buffer: int
+    send_buffer: int  # bytes: the cap when auto-tuned
+    send_buffer_policy: str  # auto (grows with cwnd as Linux's) or fixed
     recv_buffer: int
     def __init__(
         self,
@@ -224,6 +225,7 @@ class TcpConfig:
         recv_buffer: int | None = None,
         rto_formula: str = "rfc6298",
         hystart: bool = False,
+        send_buffer_policy: str = "auto",
     ) -> None: ...
 
 class TcpConnection:

@@ -47,6 +47,7 @@ RATELAB_OPTIONS = (
     ("no_delayed_ack", "--no-delayed-ack"),
     ("prr", "--prr"),
     ("hystart", "--hystart"),
+    ("send_buffer", "--send-buffer"),
 )
 
 
@@ -103,6 +104,15 @@ def _whole_number(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _send_buffer(text: str) -> str | int:
+    """`auto` or a size in bytes (the stack checks its range)."""
+    if text == "auto":
+        return text
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected auto or a size in bytes, got {text!r}")
+    return int(text)
 
 
 def _positive_int(text: str) -> int:
@@ -186,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--hystart",
         action="store_true",
         help="ratelab: HyStart++ (RFC 9406) in the first slow start of reno, newreno, cubic",
+    )
+    p.add_argument(
+        "--send-buffer",
+        type=_send_buffer,
+        help="ratelab: auto (grows with the window as Linux's, up to 4 MiB; default)"
+        " or a fixed size in bytes",
     )
     p.add_argument(
         "--duration", type=SECONDS, help="seconds of writing (default 3, none with --bytes)"
@@ -416,12 +432,16 @@ def _stack_options(args: argparse.Namespace) -> dict[str, object]:
         options["min_rto_ns"] = args.min_rto * 1000
     if args.rto_formula is not None:
         options["rto_formula"] = args.rto_formula
+    if isinstance(args.send_buffer, int):
+        options["send_buffer_policy"] = "fixed"
+        options["send_buffer"] = args.send_buffer
     try:
         TcpConfig(**options)  # type: ignore[arg-type]
     except ValueError as exc:
         field, sep, rest = str(exc).partition(": ")
         option = {"cc": "--cc", "iw": "--iw", "initial_rto": "--initial-rto"}.get(field)
         option = option or {"min_rto": "--min-rto", "max_rto": "--min-rto"}.get(field)
+        option = option or {"send_buffer": "--send-buffer"}.get(field)
         raise UsageError(f"{option}: {rest}" if option and sep else str(exc)) from None
     return options
 

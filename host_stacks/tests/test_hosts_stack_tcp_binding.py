@@ -35,6 +35,10 @@ ETH = bytes(range(12)) + b"\x08\x00"
         ({"delayed_ack_ns": 600 * MS}, "delayed_ack: must be above 0 and below 500 ms"),
         ({"send_buffer": 100}, "send_buffer: must be 2*mss (2920) to 1 GiB, got 100"),
         (
+            {"send_buffer_policy": "big"},
+            'send_buffer_policy: expected auto or fixed, got "big"',
+        ),
+        (
             {"rto_formula": "Linux"},
             'rto_formula: unknown formula "Linux" (expected rfc6298 or linux)',
         ),
@@ -64,6 +68,14 @@ def test_config_keeps_its_values() -> None:
     assert (TcpConfig().rto_formula, TcpConfig().hystart) == ("rfc6298", False)
     c = TcpConfig(cc="cubic", rto_formula="linux", hystart=True)
     assert (c.rto_formula, c.hystart) == ("linux", True)
+    # the send buffer: auto-tuned up to 4 MiB (16 KiB before the handshake), or fixed
+    assert (TcpConfig().send_buffer_policy, TcpConfig().send_buffer) == ("auto", 4 << 20)
+    assert TcpConnection.connect(TcpConfig(), A, B, 1, 0).send_capacity == 16_384
+    fixed = TcpConfig(send_buffer_policy="fixed", send_buffer=100_000)
+    conn = TcpConnection.connect(fixed, A, B, 1, 0)
+    assert (fixed.send_buffer_policy, conn.send_capacity) == ("fixed", 100_000)
+    assert conn.send(bytes(150_000)) == 100_000
+    assert conn.stats()["bytes_written"] == 100_000
 
 
 def test_bad_endpoints() -> None:
@@ -106,7 +118,7 @@ def _exchange(
 @pytest.mark.parametrize("cc", ["reno", "newreno", "cubic", "vegas"])
 @pytest.mark.parametrize("frames", [False, True])
 def test_handshake_and_transfer_in_memory(cc: str, frames: bool) -> None:
-    cfg = TcpConfig(cc=cc, iw=10)
+    cfg = TcpConfig(cc=cc, iw=10, send_buffer_policy="fixed")
     client = TcpConnection.connect(cfg, A, B, 1000, 0)
     server = TcpConnection.listen(cfg, B, 7, 0)
     if frames:
@@ -115,7 +127,7 @@ def test_handshake_and_transfer_in_memory(cc: str, frames: bool) -> None:
     assert (client.state, server.state) == ("SYN_SENT", "LISTEN")
     data = bytes(i % 251 for i in range(300_000))
     taken = client.send(data)
-    assert taken == len(data)  # the 4 MiB default buffer takes it all
+    assert taken == len(data)  # a fixed 4 MiB buffer takes it all (auto: 16 KiB)
     now = _exchange(client, server, 0, frames=frames, drop_every=37)
     assert client.state == server.state == "ESTABLISHED"
     got = server.recv(1 << 20)

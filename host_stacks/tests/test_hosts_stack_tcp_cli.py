@@ -67,6 +67,15 @@ RATELAB = [*SEND, "--stack", "ratelab", "--src", "10.0.1.2"]
         ([*SEND, "--cc", "reno", "--prr"], "--prr goes with --stack ratelab only"),
         ([*SEND, "--cc", "cubic", "--hystart"], "--hystart goes with --stack ratelab only"),
         ([*SEND, "--cc", "reno", "--src", "10.0.1.2"], "--src goes with --stack ratelab only"),
+        ([*SEND, "--cc", "reno", "--send-buffer", "auto"], "--send-buffer goes with --stack rat"),
+        (
+            [*RATELAB, "--cc", "reno", "--send-buffer", "big"],
+            "argument --send-buffer: expected auto or a size in bytes, got 'big'",
+        ),
+        (
+            [*RATELAB, "--cc", "reno", "--send-buffer", "100"],
+            "--send-buffer: must be 2*mss (2920) to 1 GiB, got 100",
+        ),
         (
             [*SEND, "--stack", "kernel", "--cc", "reno", "--iw", "3"],
             "--iw goes with --stack ratelab only",
@@ -120,3 +129,12 @@ def test_hystart_reaches_the_stack_config() -> None:
     assert TcpConfig(**options).hystart is True  # type: ignore[arg-type]
     args = build_parser().parse_args([*RATELAB, "--cc", "cubic"])
     assert TcpConfig(**_stack_options(args)).hystart is False  # type: ignore[arg-type]
+
+
+def test_send_buffer_reaches_the_stack_config() -> None:
+    args = build_parser().parse_args([*RATELAB, "--cc", "reno", "--send-buffer", "300000"])
+    config = TcpConfig(**_stack_options(args))  # type: ignore[arg-type]
+    assert (config.send_buffer_policy, config.send_buffer) == ("fixed", 300_000)
+    for argv in ([*RATELAB, "--cc", "reno", "--send-buffer", "auto"], [*RATELAB, "--cc", "reno"]):
+        config = TcpConfig(**_stack_options(build_parser().parse_args(argv)))  # type: ignore[arg-type]
+        assert (config.send_buffer_policy, config.send_buffer) == ("auto", 4 << 20)

@@ -15,7 +15,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use ratelab_stack::cc::CcKind;
-use ratelab_stack::tcp::{Config, Connection, Endpoint, RtoFormula, State};
+use ratelab_stack::tcp::{Config, Connection, Endpoint, RtoFormula, SendBufferPolicy, State};
 use ratelab_stack::wire::PROTO_TCP;
 use ratelab_stack::{Nanos, MILLIS};
 
@@ -102,7 +102,8 @@ impl TcpConfig {
     #[pyo3(signature = (cc = "newreno", iw = None, initial_rto_ns = None, min_rto_ns = None,
         max_rto_ns = None, mss = None, sack = true, timestamps = true, window_scale = true,
         delayed_ack = true, delayed_ack_ns = None, prr = false, send_buffer = None,
-        recv_buffer = None, rto_formula = "rfc6298", hystart = false))]
+        recv_buffer = None, rto_formula = "rfc6298", hystart = false,
+        send_buffer_policy = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         cc: &str,
@@ -121,6 +122,7 @@ impl TcpConfig {
         recv_buffer: Option<&Bound<'_, PyAny>>,
         rto_formula: &str,
         hystart: bool,
+        send_buffer_policy: &str,
     ) -> PyResult<Self> {
         let mut core = Config {
             cc: cc
@@ -134,6 +136,9 @@ impl TcpConfig {
             rto_formula: rto_formula
                 .parse::<RtoFormula>()
                 .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            send_buffer_policy: send_buffer_policy
+                .parse::<SendBufferPolicy>()
+                .map_err(|e| PyValueError::new_err(format!("send_buffer_policy: {e}")))?,
             ..Config::default()
         };
         let time = "a time in ns >= 0";
@@ -228,6 +233,10 @@ impl TcpConfig {
     #[getter]
     fn send_buffer(&self) -> usize {
         self.core.send_buffer
+    }
+    #[getter]
+    fn send_buffer_policy(&self) -> String {
+        self.core.send_buffer_policy.to_string()
     }
     #[getter]
     fn recv_buffer(&self) -> usize {
@@ -581,6 +590,7 @@ impl TcpConnection {
         d.set_item("segments_sent", s.segments_sent)?;
         d.set_item("segments_received", s.segments_received)?;
         d.set_item("bytes_sent", s.bytes_sent)?;
+        d.set_item("bytes_written", s.bytes_written)?;
         d.set_item("bytes_acked", s.bytes_acked)?;
         d.set_item("bytes_received", s.bytes_received)?;
         d.set_item("retransmissions", s.retransmissions)?;
