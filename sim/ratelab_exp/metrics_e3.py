@@ -5,15 +5,15 @@ utilisation, drops, UDP loss). Per flow quantities are averaged over the TCP
 flows (the algorithm under test); the bottleneck is the router egress port
 that sent the largest share of its capacity. Bytes in flight and the
 delivery rate come from the flow samples (metrics.flow_means), recovery
-times from the stack's stats. What the simulator does not record (the
-application's sending rate) is not here: sim/experiments/README.md "Left"
-lists it."""
+times from the stack's stats, the application's sending rate from the
+bytes it wrote into its connection (the stack's `bytes_written`)."""
 
 from __future__ import annotations
 
 import math
 
 import pandas as pd
+from ratelab_ctl import units
 
 from ratelab_exp.metrics import Metric, RunData, _duration_s, router_port_rates
 
@@ -67,6 +67,31 @@ def tcp_send_rate(d: RunData) -> float:
         return math.nan
     hosts = d.ports[d.ports["node"].isin(tcp["from"])].set_index("node")["tx_bytes"]
     return _mean(hosts.astype(float) * 8 / _duration_s(d))
+
+
+def _writing_s(d: RunData) -> dict[str, float]:
+    """Each flow's time writing: from its start to its stop (the traffic's end
+    when it has none), s."""
+    end = units.parse_delay_us(str(d.topology["duration"])) / 1e6
+    out = {}
+    for f in d.topology.get("flows", []):
+        start = units.parse_delay_us(str(f.get("start", "0s"))) / 1e6
+        stop = units.parse_delay_us(str(f["stop"])) / 1e6 if "stop" in f else end
+        out[str(f["name"])] = min(stop, end) - start
+    return out
+
+
+def tcp_app_send_rate(d: RunData) -> float:
+    """The application's sending rate: the bytes each TCP flow's application
+    wrote into its connection (what the send buffer took) over the flow's
+    time writing, averaged over the flows (bit/s); n/a where the run has no
+    written bytes (Mininet)."""
+    tcp = _tcp(d)
+    if "tcp_bytes_written" not in tcp:
+        return math.nan
+    seconds = tcp["flow"].map(_writing_s(d)).astype(float)
+    written = tcp["tcp_bytes_written"].astype(float)
+    return _mean(written * 8 / seconds.where(seconds > 0))
 
 
 def tcp_utility_pf(d: RunData) -> float:
@@ -231,6 +256,9 @@ METRICS_E3: dict[str, Metric] = {
         tcp_completion_s, "s", "lower", "TCP flow completion time (first to last byte read)"
     ),
     "tcp_send_rate": Metric(tcp_send_rate, "bit/s", "higher", "TCP transport sending rate"),
+    "tcp_app_send_rate": Metric(
+        tcp_app_send_rate, "bit/s", "higher", "TCP application sending rate"
+    ),
     "tcp_utility_pf": Metric(
         tcp_utility_pf, "", "higher", "proportional-fair utility (sum of log Mbit/s)"
     ),

@@ -225,9 +225,11 @@ class Collected:
 def _samples(raw: list[dict[str, Any]], columns: list[str]) -> list[dict[str, Any]]:
     """The flow samples' `columns` (srtt_ms from srtt_ns; throughput_mbps: the
     bytes acknowledged since the flow's previous sample over the interval,
-    absent at its first), one row per sample."""
+    absent at its first; app_rate_mbps: the same of the bytes its application
+    wrote), one row per sample."""
     rows = []
     last: dict[str, tuple[int, int]] = {}  # flow -> (time_ns, delivered)
+    last_written: dict[str, tuple[int, int]] = {}  # flow -> (time_ns, written)
     for s in raw:
         row: dict[str, Any] = {"time_s": s["time_ns"] / 1e9, "flow": s["flow"]}
         for c in columns:
@@ -238,10 +240,17 @@ def _samples(raw: list[dict[str, Any]], columns: list[str]) -> list[dict[str, An
                 row[c] = None
                 if before is not None and s.get("delivered") is not None:
                     row[c] = (s["delivered"] - before[1]) * 8e3 / (s["time_ns"] - before[0])
+            elif c == "app_rate_mbps":
+                before = last_written.get(s["flow"])
+                row[c] = None
+                if before is not None and s.get("written") is not None:
+                    row[c] = (s["written"] - before[1]) * 8e3 / (s["time_ns"] - before[0])
             else:
                 row[c] = s.get(c)  # absent from an older binary's samples
         if s.get("delivered") is not None:
             last[s["flow"]] = (s["time_ns"], s["delivered"])
+        if s.get("written") is not None:
+            last_written[s["flow"]] = (s["time_ns"], s["written"])
         rows.append(row)
     return rows
 

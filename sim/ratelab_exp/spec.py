@@ -44,7 +44,10 @@ MAX_RUNS = 1_000_000
 # kept over time per run: flow samples (ratelab_net.simulate's samples columns), the
 # router ports' queue lengths, each ping reply's round trip, and each fixed-size
 # transfer's completion time by its start
-FLOW_SERIES = ("cwnd", "ssthresh", "srtt_ms", "rate", "in_flight", "throughput_mbps")
+FLOW_SERIES = (
+    *("cwnd", "ssthresh", "srtt_ms", "rate", "in_flight", "throughput_mbps"),
+    "app_rate_mbps",  # the bytes the application wrote per interval (flow samples' written)
+)
 SERIES = (*FLOW_SERIES, "queue", "ping_rtt_ms", "download_s")
 _PARENT = re.compile(r"(\.[^.\[]*|\[\d+\])$")  # the last step of a field path
 

@@ -176,6 +176,44 @@ def _sample(flow: str, time_ms: int, cwnd: int | None, **extra: object) -> dict[
     return {"time_ns": time_ms * 10**6, "flow": flow, "cwnd": cwnd, "srtt_ns": 40e6, **extra}
 
 
+def test_app_send_rate_by_hand() -> None:
+    """The bytes each TCP application wrote over its time writing."""
+    d = _data(
+        [
+            _flow("t1", "a", "tcp/reno", 4.0, tcp_bytes_written=2_000_000),  # 16 Mbit in 4 s
+            _flow("t2", "b", "tcp/reno", 1.0, tcp_bytes_written=5_000_000),  # 40 Mbit in 10 s
+            _flow("u1", "c", "udp/cbr", 2.0, tcp_bytes_written=None),
+        ]
+    )
+    d.topology = {
+        **TOPOLOGY,
+        "flows": [
+            {"name": "t1", "start": "2s", "stop": "6s"},
+            {"name": "t2"},  # from 0 to the traffic's end, 10 s
+            {"name": "u1", "start": "1s"},
+        ],
+    }
+    assert math.isclose(_value("tcp_app_send_rate", d), (4e6 + 4e6) / 2)
+    # a stop past the traffic's end counts to the end
+    d.topology["flows"][0]["stop"] = "20s"
+    assert math.isclose(_value("tcp_app_send_rate", d), (16e6 / 8 + 4e6) / 2)
+    # no written bytes (Mininet's flows) or no TCP flow: n/a
+    assert math.isnan(_value("tcp_app_send_rate", _data([_flow("t1", "a", "tcp/reno", 4.0)])))
+    assert math.isnan(_value("tcp_app_send_rate", _data([_flow("u1", "c", "udp/cbr", 2.0)])))
+
+
+def test_app_rate_series_from_written() -> None:
+    raw = [
+        {**_sample("t1", 0, 10), "written": 0},
+        {**_sample("t1", 100, 10), "written": 50_000},
+        {**_sample("t1", 300, 10), "written": 75_000},
+        _sample("t2", 300, 10),  # no written bytes (Mininet's samples)
+    ]
+    rows = _samples(raw, ["app_rate_mbps"])
+    # none before the first interval; 50,000 bytes in 0.1 s, then 25,000 in 0.2 s
+    assert [r["app_rate_mbps"] for r in rows] == [None, 4.0, 1.0, None]
+
+
 def test_flow_means_of_in_flight_and_delivery_by_hand() -> None:
     samples = [
         _sample("t1", 0, 10, in_flight=1000, delivered=0),
@@ -246,5 +284,9 @@ def test_e3_quick_reports_the_catalogue(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "proportional-fair utility" in report
     assert (out / "tcp_queueing_delay_ms-cdf.png").exists()
-    for series in ("in_flight", "throughput_mbps"):
+    # each application offers 16 Mbit/s; its connection takes what its send
+    # buffer has room for: about what the flow delivers, never above the offer
+    app = runs["tcp_app_send_rate"]
+    assert app.between(runs["tcp_delivery_rate"], 16.2e6).all(), app
+    for series in ("in_flight", "throughput_mbps", "app_rate_mbps"):
         assert (out / f"series-{series}.png").exists(), series
