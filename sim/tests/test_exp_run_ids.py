@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from ratelab_exp import runner
+from ratelab_exp import planning
 from ratelab_exp.spec import load_experiment
 
 TOPOLOGY = """\
@@ -33,8 +33,8 @@ metrics: [avg_queue]
 
 def _ids(tmp: Path) -> list[str]:
     (tmp / "exp.yaml").write_text(EXPERIMENT)
-    runner._text.cache_clear()
-    return [t.run_id for t in runner.plan(load_experiment(tmp / "exp.yaml"))]
+    planning._text.cache_clear()
+    return [t.run_id for t in planning.plan(load_experiment(tmp / "exp.yaml"))]
 
 
 def test_run_ids_follow_the_base_topology_text(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_run_ids_follow_the_base_topology_text(tmp_path: Path) -> None:
 
 
 def test_run_ids_follow_the_generator_code(monkeypatch: pytest.MonkeyPatch) -> None:
-    task = runner.Task(
+    task = planning.Task(
         run_id="",
         case="base",
         case_overrides={},
@@ -62,16 +62,16 @@ def test_run_ids_follow_the_generator_code(monkeypatch: pytest.MonkeyPatch) -> N
         metrics=[],
         series=[],
     )
-    before = runner._digest(task)
-    monkeypatch.setattr(runner, "_generator_code", lambda name: "changed code")
-    assert runner._digest(task) != before
+    before = planning._digest(task)
+    monkeypatch.setattr(planning, "_generator_code", lambda name: "changed code")
+    assert planning._digest(task) != before
 
 
 def test_base_topology_on_off_keys_stay_names(tmp_path: Path) -> None:
     (tmp_path / "topology.yaml").write_text(TOPOLOGY)
-    flow = runner.read_base(tmp_path / "topology.yaml")["flows"][0]
+    flow = planning.read_base(tmp_path / "topology.yaml")["flows"][0]
     assert flow["on"] == "1s" and flow["off"] == "5s"
     (tmp_path / "exp.yaml").write_text(EXPERIMENT)
-    task = runner.plan(load_experiment(tmp_path / "exp.yaml"))[0]
-    topology = runner.run_input(task).topology
+    task = planning.plan(load_experiment(tmp_path / "exp.yaml"))[0]
+    topology = planning.run_input(task).topology
     assert topology["flows"][0]["on"] == "1s"
