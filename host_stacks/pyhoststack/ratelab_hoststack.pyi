@@ -140,7 +140,7 @@ def run_rbcc_sender(
     *,
     stop_fd: int | None = None,
     until_us: int | None = None,
-) -> tuple[str, int]: ...
+) -> tuple[str, int, str]: ...
 
 class ReceiverState:
     LISTEN: ClassVar[ReceiverState]

@@ -122,11 +122,12 @@ def rbcc_send(
     The per-packet loop is Rust (`run_rbcc_sender`, GIL released): Python
     runs again only when it returns, done or interrupted."""
     counters = SendCounters()
+    scheduling = "unchanged"
     with open_raw_rbcc(src, dst) as sock:
         sender = RbccSender(config, now_us())
         while not sender.done and not stop.stopped:
             try:
-                _why, soft_errors = run_rbcc_sender(
+                _why, soft_errors, scheduling = run_rbcc_sender(
                     sender, sock.fileno(), dst, stop_fd=stop.reader.fileno()
                 )
             except OSError as exc:
@@ -135,7 +136,7 @@ def rbcc_send(
     summary = sender.summary()
     if stop.stopped and not sender.done:
         summary["error"] = "interrupted"
-    summary.update(dst=dst, send_errors=counters.send_errors)
+    summary.update(dst=dst, send_errors=counters.send_errors, scheduling=scheduling)
     return summary
 
 

@@ -93,7 +93,7 @@ def test_a_transfer_is_paced_acknowledged_and_closed(
     peer.start()
     s = sender(rate=500_000, segments=200)  # 2 ms apart: 0.4 s
     try:
-        why, soft = run_rbcc_sender(s, ours.fileno(), PEER, until_us=now_us() + 20_000 * MS)
+        why, soft, _ = run_rbcc_sender(s, ours.fileno(), PEER, until_us=now_us() + 20_000 * MS)
     finally:
         peer.done.set()
         peer.join(timeout=5)
@@ -125,7 +125,7 @@ def test_packets_from_another_source_or_not_ipv4_are_ignored(
     theirs.send(b"\x60" + bytes(59))  # IPv6
     s = sender(segments=10)
     try:
-        why, _ = run_rbcc_sender(s, ours.fileno(), PEER, until_us=now_us() + 300 * MS)
+        why, _, _ = run_rbcc_sender(s, ours.fileno(), PEER, until_us=now_us() + 300 * MS)
     finally:
         peer.done.set()
         peer.join(timeout=5)
@@ -148,7 +148,7 @@ def test_a_full_send_queue_is_counted_as_soft_errors(
         )
         assert s.summary()["state"] == "established"
         peer.mute.set()  # the receiver stops reading: its queue fills
-        why, soft = run_rbcc_sender(s, ours.fileno(), PEER, until_us=now_us() + 300 * MS)
+        why, soft, _ = run_rbcc_sender(s, ours.fileno(), PEER, until_us=now_us() + 300 * MS)
     finally:
         peer.done.set()
         peer.join(timeout=5)
@@ -183,7 +183,7 @@ def test_returns_at_its_deadline_not_before(wire: tuple[socket.socket, socket.so
     s = sender(segments=10)
     for wait_ms in (0, 30, 200):
         until = now_us() + wait_ms * MS
-        assert run_rbcc_sender(s, ours.fileno(), PEER, until_us=until) == ("deadline", 0)
+        assert run_rbcc_sender(s, ours.fileno(), PEER, until_us=until)[:2] == ("deadline", 0)
         late = now_us() - until
         assert 0 <= late < 150 * MS, late  # a loaded machine may wake it late, never early
     assert s.metrics.syn_sent == 1  # the next SYN is due 1 s after the first
@@ -199,7 +199,7 @@ def test_returns_when_the_stop_descriptor_is_readable(
         timer = threading.Timer(0.1, writer.send, (b"\0",))
         timer.start()
         start = now_us()
-        why = run_rbcc_sender(s, ours.fileno(), PEER, stop_fd=reader.fileno())
+        why = run_rbcc_sender(s, ours.fileno(), PEER, stop_fd=reader.fileno())[:2]
         timer.join()
     assert why == ("stopped", 0)
     assert 50 * MS < now_us() - start < 5_000 * MS
@@ -300,38 +300,58 @@ def test_bad_descriptors_and_peers_are_errors() -> None:
             run_rbcc_sender(s, ours.fileno(), PEER, stop_fd=stop_fd, until_us=now_us() + 1_000 * MS)
 
 
-def _slice_ns() -> int | None:
-    """This thread's scheduler slice (Linux 6.12 on: `se.slice` in its sched file)."""
-    tid = threading.get_native_id()
+SCHEDULING = """
+import json, os, socket, sys, threading, time
+from ratelab_hoststack import RbccSender, SenderConfig, run_rbcc_sender
+if sys.argv[1] == "nobody":
+    os.setuid(65534)  # no CAP_SYS_NICE: SCHED_FIFO is refused
+tid = threading.get_native_id()
+def sched():
     with open(f"/proc/self/task/{tid}/sched") as f:
-        for line in f:
-            if line.startswith("se.slice"):
-                return int(line.split(":")[1])
-    return None
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return {k.strip(): int(fields[k]) for k in fields if k.strip() in ("policy", "se.slice")}
+seen = []
+def look():
+    time.sleep(0.1)
+    seen.append(sched())
+ours, _theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+config = SenderConfig(desired_rate=1000, initial_rate=1000, segments=1)
+sender = RbccSender(config, time.monotonic_ns() // 1000)
+before = sched()
+watcher = threading.Thread(target=look)
+watcher.start()
+until = time.monotonic_ns() // 1000 + 300_000
+result = run_rbcc_sender(sender, ours.fileno(), "10.0.2.2", until_us=until)
+watcher.join()
+print(json.dumps({"result": result, "before": before, "during": seen[0], "after": sched()}))
+"""
 
 
-def test_the_loop_runs_with_the_shortest_slice_and_gives_it_back(
-    wire: tuple[socket.socket, socket.socket],
-) -> None:
-    ours, _theirs = wire
-    before = _slice_ns()
-    seen: list[int | None] = []
-    tid = threading.get_native_id()
-
-    def look() -> None:
-        time.sleep(0.1)
-        with open(f"/proc/self/task/{tid}/sched") as f:
-            seen.extend(int(line.split(":")[1]) for line in f if line.startswith("se.slice"))
-
-    watcher = threading.Thread(target=look)
-    watcher.start()
-    assert (
-        run_rbcc_sender(sender(segments=1), ours.fileno(), PEER, until_us=now_us() + 300 * MS)[0]
-        == "deadline"
+def _scheduling(user: str) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, "-c", SCHEDULING, user], capture_output=True, text=True, timeout=30
     )
-    watcher.join()
-    if before is None:  # a kernel before 6.12 has no per-task slice: nothing to check
-        assert seen == []
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_loop_runs_at_sched_fifo_where_it_may_and_gives_it_back() -> None:
+    got = _scheduling("self")
+    if os.geteuid() != 0:  # without CAP_SYS_NICE: the next test's case
+        assert got["result"][2] == _scheduling("self")["result"][2] != "fifo"
         return
-    assert seen == [100_000] and before != 100_000
-    assert _slice_ns() == before  # the default again
+    assert got["result"] == ["deadline", 0, "fifo"]
+    assert got["before"]["policy"] == got["after"]["policy"] == 0  # SCHED_OTHER
+    assert got["during"]["policy"] == 1  # SCHED_FIFO
+
+
+def test_without_privilege_the_loop_takes_the_shortest_slice() -> None:
+    got = _scheduling("nobody" if os.geteuid() == 0 else "self")
+    assert got["result"][:2] == ["deadline", 0]
+    assert got["before"]["policy"] == got["during"]["policy"] == got["after"]["policy"] == 0
+    if "se.slice" not in got["before"]:  # a kernel before 6.12 has no per-task slice
+        assert got["result"][2] == "unchanged"
+        return
+    assert got["result"][2] == "short-slice"
+    assert got["during"]["se.slice"] == 100_000 != got["before"]["se.slice"]
+    assert got["after"]["se.slice"] == got["before"]["se.slice"]

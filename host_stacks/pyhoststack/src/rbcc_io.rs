@@ -10,11 +10,14 @@
 //! No busy waiting: a wake-up a few tens of microseconds late (the kernel's
 //! timer slack) is within the pacer's tolerance and is caught up by the
 //! schedule; what made senders lose time was being scheduled milliseconds
-//! late behind CPU-bound tasks, which a spin on a shared core cannot cure.
-//! Against that the loop asks for the scheduler's shortest slice (100 us,
-//! `sys::ShortSlice`), so its timer's wake-up preempts them: on a veth pair
-//! at 7.2 Mbit/s with a load average of 15 the schedule lost 0.44 to 0.60 s
-//! of 5 s with it, 0.70 to 0.97 s without, 1.13 to 1.26 s in Python.
+//! late behind other processes, which a spin on a shared core cannot cure.
+//! Against that the loop runs at SCHED_FIFO priority 1 where it may (root),
+//! else with the scheduler's shortest slice (`sys::LowLatency`). On a veth
+//! pair at 7.2 Mbit/s for 5 s, the loops alternating: load average 4 to 5,
+//! 0 to 4 ms of the schedule lost at SCHED_FIFO (Python's loop there: 0 to
+//! 10 ms), 25 to 97 ms with the short slice; load average 15, 0.44 to
+//! 0.60 s lost with the short slice, 0.70 to 0.97 s with the default
+//! slice, 1.13 to 1.26 s in Python.
 //!
 //! Signals as in `TcpConnection.run_raw` (tcp/raw_io.rs): SIGINT and SIGTERM
 //! are blocked while the loop runs and unblocked only inside `ppoll`.
@@ -29,7 +32,9 @@ use pyo3::types::{PyDict, PyList};
 use rbcc_host::pacer::{Lateness, LATENESS_BOUNDS_US};
 use rbcc_host::Sender;
 
-use crate::sys::{context, errno_is, now_ns, wait, BlockedSignals, Failure, ShortSlice, Woken};
+use crate::sys::{
+    context, errno_is, now_ns, wait, BlockedSignals, Failure, Latency, LowLatency, Woken,
+};
 use crate::RbccSender;
 
 /// The largest IPv4 packet a raw socket hands over.
@@ -37,8 +42,8 @@ const RX_BUFFER: usize = 65_536;
 /// Datagrams read in a row before timers get their turn again (as loop.py).
 const READ_BURST: usize = 1024;
 const NS_PER_US: u64 = 1_000;
-/// The thread's scheduler slice while the loop runs: the kernel's shortest
-/// (sys.rs `ShortSlice`).
+/// The thread's scheduler slice while the loop runs where it cannot have
+/// SCHED_FIFO: the kernel's shortest (sys.rs `LowLatency`).
 const SLICE_NS: u64 = 100_000;
 /// Send failures that a retry can cure: counted as lost packets
 /// (drivers.py's `_SOFT_SEND_ERRORS`).
@@ -155,9 +160,15 @@ fn transmit(sender: &mut Sender, fd: RawFd, now_us: u64, soft: &mut u64) -> Resu
 
 /// Run the sender on `run.fd` until one of the `Return` reasons; the soft
 /// send errors are added to `soft`.
-fn run(sender: &mut Sender, run: &Run, soft: &mut u64) -> Result<Return, Failure> {
+fn run(
+    sender: &mut Sender,
+    run: &Run,
+    soft: &mut u64,
+    latency: &mut Latency,
+) -> Result<Return, Failure> {
     let signals = BlockedSignals::new()?;
-    let _slice = ShortSlice::new(SLICE_NS);
+    let scheduling = LowLatency::new(SLICE_NS);
+    *latency = scheduling.kind;
     let mut rx = vec![0u8; RX_BUFFER];
     loop {
         if sender.done() {
@@ -210,9 +221,10 @@ fn run(sender: &mut Sender, run: &Run, soft: &mut u64) -> Result<Return, Failure
 /// `peer`, with the GIL released: datagrams out with `send`, packets in
 /// with their IPv4 header (only `peer`'s are handed over), the clock
 /// CLOCK_MONOTONIC in us (the driver's `now_us()`). Returns (why, soft send
-/// errors) at the first of: the sender done ("done"), `until_us`
-/// ("deadline"), a signal, after its Python handler ran ("signal"),
-/// `stop_fd` readable ("stopped"). OSError for an unusable descriptor or a
+/// errors, scheduling) at the first of: the sender done ("done"),
+/// `until_us` ("deadline"), a signal, after its Python handler ran
+/// ("signal"), `stop_fd` readable ("stopped"); scheduling is how the loop
+/// ran ("fifo", "short-slice" or "unchanged", sys.rs `LowLatency`). OSError for an unusable descriptor or a
 /// send that fails for good (errno kept: EMSGSIZE for a packet above the
 /// path MTU).
 #[pyfunction]
@@ -224,7 +236,7 @@ fn run_rbcc_sender(
     peer: &str,
     stop_fd: Option<i32>,
     until_us: Option<u64>,
-) -> PyResult<(&'static str, u64)> {
+) -> PyResult<(&'static str, u64, &'static str)> {
     if fd < 0 || stop_fd.is_some_and(|f| f < 0) {
         return Err(PyValueError::new_err(
             "fd and stop_fd must be open file descriptors (>= 0)",
@@ -242,13 +254,14 @@ fn run_rbcc_sender(
     let mut guard = sender.try_borrow_mut()?;
     let core = &mut guard.core;
     let mut soft = 0;
-    let result = py.detach(|| run(core, &settings, &mut soft));
+    let mut latency = Latency::Unchanged;
+    let result = py.detach(|| run(core, &settings, &mut soft, &mut latency));
     drop(guard);
     let why = result.map_err(|f| PyOSError::new_err(f.errno_and_text()))?;
     if why == Return::Signal {
         py.check_signals()?;
     }
-    Ok((why.name(), soft))
+    Ok((why.name(), soft, latency.name()))
 }
 
 /// `pacing_lateness` of a sender's summary: departures counted, mean and

@@ -144,15 +144,38 @@ pub(crate) fn wait(
     Ok(Woken::Ready)
 }
 
-/// The calling thread's scheduler slice (EEVDF, Linux 6.12 on: the
-/// `sched_runtime` of a SCHED_OTHER thread) set to `slice_ns` while the
-/// guard lives, then back to the default. A task with a short slice gets an
-/// earlier virtual deadline, so when its timer wakes it, it preempts a
-/// CPU-bound task at once instead of waiting up to that task's slice; it
-/// does not get more CPU. Best effort: on another policy, an older kernel
-/// (which ignores the field) or an error, nothing changes.
-pub(crate) struct ShortSlice {
+/// How the calling thread is scheduled while a `LowLatency` guard lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Latency {
+    /// SCHED_FIFO at the lowest real-time priority (1).
+    Fifo,
+    /// SCHED_OTHER with the scheduler's shortest slice.
+    ShortSlice,
+    /// As the caller had it (another policy already, or both refused).
+    Unchanged,
+}
+
+impl Latency {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Latency::Fifo => "fifo",
+            Latency::ShortSlice => "short-slice",
+            Latency::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// The calling thread's scheduling, for a loop that sleeps until a deadline
+/// and must run as soon as it comes: SCHED_FIFO priority 1 where the process
+/// may (root or CAP_SYS_NICE; not inherited by children), else SCHED_OTHER
+/// with `slice_ns` as its slice (EEVDF, Linux 6.12 on: a short slice gives
+/// an earlier virtual deadline, so the wake-up preempts a CPU-bound task
+/// instead of waiting up to that task's slice); the caller's policy again
+/// when dropped. A thread that is not SCHED_OTHER / SCHED_BATCH is left as
+/// it is. Neither gives the loop more CPU than it uses between its sleeps.
+pub(crate) struct LowLatency {
     before: Option<libc::sched_attr>,
+    pub kind: Latency,
 }
 
 const SCHED_ATTR_SIZE: u32 = std::mem::size_of::<libc::sched_attr>() as u32;
@@ -162,8 +185,12 @@ fn set_sched_attr(attr: &libc::sched_attr) -> bool {
     unsafe { libc::syscall(libc::SYS_sched_setattr, 0, ptr::from_ref(attr), 0) == 0 }
 }
 
-impl ShortSlice {
-    pub(crate) fn new(slice_ns: u64) -> ShortSlice {
+impl LowLatency {
+    pub(crate) fn new(slice_ns: u64) -> LowLatency {
+        let unchanged = LowLatency {
+            before: None,
+            kind: Latency::Unchanged,
+        };
         // SAFETY: sched_attr is plain data; all zeros is a valid value.
         let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
         // SAFETY: attr is writable for SCHED_ATTR_SIZE bytes; 0 = this thread.
@@ -178,20 +205,36 @@ impl ShortSlice {
         };
         let fair = [libc::SCHED_OTHER, libc::SCHED_BATCH].contains(&(attr.sched_policy as i32));
         if rc != 0 || !fair {
-            return ShortSlice { before: None };
+            return unchanged;
         }
         attr.size = SCHED_ATTR_SIZE;
+        let fifo = libc::sched_attr {
+            sched_policy: libc::SCHED_FIFO as u32,
+            sched_flags: libc::SCHED_FLAG_RESET_ON_FORK as u64,
+            sched_nice: 0,
+            sched_priority: 1,
+            sched_runtime: 0,
+            ..attr
+        };
         let short = libc::sched_attr {
             sched_runtime: slice_ns,
             ..attr
         };
-        ShortSlice {
-            before: set_sched_attr(&short).then_some(attr),
+        let kind = if set_sched_attr(&fifo) {
+            Latency::Fifo
+        } else if set_sched_attr(&short) {
+            Latency::ShortSlice
+        } else {
+            return unchanged;
+        };
+        LowLatency {
+            before: Some(attr),
+            kind,
         }
     }
 }
 
-impl Drop for ShortSlice {
+impl Drop for LowLatency {
     fn drop(&mut self) {
         if let Some(before) = self.before {
             // sched_getattr reports the slice in use, custom or not: back to the default.
