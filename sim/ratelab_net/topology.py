@@ -747,6 +747,12 @@ def _tcp_options(
         for key in ("sack", "delayed_ack", "prr", "hystart")
         if key in f
     }
+    if cc == "cubic-linux" and flags.get("hystart"):
+        raise _err(
+            f["hystart"],
+            f"{path}.hystart",
+            "cubic-linux leaves slow start by Linux's HyStart: no HyStart++ on top",
+        )
     rto_formula = None
     if "rto_formula" in f:
         node = f["rto_formula"]

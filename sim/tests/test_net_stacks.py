@@ -89,6 +89,15 @@ def test_set_switches_a_flow_to_the_ratelab_stack(tmp_path: Path) -> None:
     assert args["reno"][args["reno"].index("--cc") + 1] == "vegas"
 
 
+def test_cubic_linux_is_a_ratelab_cc(tmp_path: Path) -> None:
+    overrides = ["flows[1].stack=ratelab", "flows[1].cc=cubic-linux"]
+    args = _args(TOPOLOGY, tmp_path, overrides)
+    assert args["reno"][args["reno"].index("--cc") + 1] == "cubic-linux"
+    # Linux's Cubic brings its own HyStart: HyStart++ on top is refused
+    with pytest.raises(ConfigError, match=r"flows\[0\]\.hystart: cubic-linux leaves slow start"):
+        parse_topology(TOPOLOGY, "s.yaml", ["flows[0].cc=cubic-linux"])
+
+
 KERNEL = "a kernel TCP flow has no"
 RANGE = "expected 1ms to 60s, got"
 
