@@ -14,10 +14,12 @@
 //! Against that the loop runs at SCHED_FIFO priority 1 where it may (root),
 //! else with the scheduler's shortest slice (`sys::LowLatency`). On a veth
 //! pair at 7.2 Mbit/s for 5 s, the loops alternating: load average 4 to 5,
-//! 0 to 4 ms of the schedule lost at SCHED_FIFO (Python's loop there: 0 to
-//! 10 ms), 25 to 97 ms with the short slice; load average 15, 0.44 to
-//! 0.60 s lost with the short slice, 0.70 to 0.97 s with the default
-//! slice, 1.13 to 1.26 s in Python.
+//! 0 to 4 ms of the schedule lost at SCHED_FIFO (the Python loop at
+//! SCHED_FIFO: 0 to 10 ms), 25 to 97 ms with the short slice; load average
+//! 15, 0.44 to 0.60 s lost with the short slice, 0.70 to 0.97 s with the
+//! default slice, 1.13 to 1.26 s in Python. On the three-router example in
+//! Mininet at SCHED_FIFO: 0.00 to 0.06 s per run, where the short slice and
+//! the Python loop lost 1.2 to 2.4 s.
 //!
 //! Signals as in `TcpConnection.run_raw` (tcp/raw_io.rs): SIGINT and SIGTERM
 //! are blocked while the loop runs and unblocked only inside `ppoll`.
