@@ -29,7 +29,9 @@
 //!
 //! Not modelled: the per-jiffy limit on recomputing cnt (time here is in
 //! nanoseconds), Linux's approximate cube root (within 0.2 %), growth only
-//! while cwnd-limited (the connection's bulk senders always are) and undo.
+//! while cwnd-limited (the connection's bulk senders always are), undo, and
+//! keeping ssthresh over a second timeout before the first one's data are
+//! acknowledged (here every timeout computes it from cwnd, as RFC Cubic).
 
 use super::cubic_hystart::CubicHyStart;
 use super::{AckSample, CcMetrics, CongestionControl, CubicParams};
