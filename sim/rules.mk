@@ -53,7 +53,8 @@ exp-e1: deps
 exp-e3: deps
 	$(VENV)/bin/ratelab-exp run sim/experiments/e3.yaml
 # E2: IW3 / IW10 x initial RTO 3 s / 1 s on EDGE / HSPA / LTE, FIFO vs RED / REDok
-# (20,800 runs: long; --quick is in make test, sim/experiments/README.md "E2")
+# (20,800 runs: about 2,600 s of CPU, 22 min on two idle cores; --quick is in make test,
+# sim/experiments/README.md "E2")
 .PHONY: exp-e2
 exp-e2: deps
 	$(VENV)/bin/ratelab-exp run sim/experiments/e2.yaml
