@@ -219,12 +219,13 @@ def _flow(flow: Flow, port: int | None) -> dict[str, Any]:
 # Linux's (docs/NET.md "What differs from Mininet"): the RTO as tcp_set_rto()
 # computes it (the 200 ms floor on the variance term, not on the RTO) and
 # proportional rate reduction in fast recovery (Linux's only way since 3.2);
-# Cubic as `cubic-linux`, which leaves slow start by tcp_cubic.c's HyStart
-# (host_stacks/stack/src/cc/cubic_hystart.rs); the receiver's quick ACKs
+# Cubic as `cubic-linux`, tcp_cubic.c's Cubic: its window arithmetic and its
+# HyStart (host_stacks/stack/src/cc/cubic_linux.rs); the receiver's quick ACKs
 # (every segment ACKed at a transfer's start and while its window grows, the
 # ACK spacing HyStart's ACK train needs; host_stacks/stack/src/tcp/
 # quickack.rs). IW10, the 200 ms minimum and 1 s initial RTO, SACK,
-# timestamps and the 40 ms delayed-ACK timer are the stack's defaults already.
+# timestamps, the 40 ms delayed-ACK timer and the send buffer that grows with
+# cwnd are the stack's defaults already.
 LINUX_KNOBS: dict[str, Any] = {"rto_formula": "linux", "prr": True, "quickack": True}
 LINUX_CCS = {"cubic": "cubic-linux"}
 
