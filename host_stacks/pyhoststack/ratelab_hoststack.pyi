@@ -242,6 +242,7 @@ class TcpConnection:
     bytes_in_flight: int
     notsent_bytes: int
     local_drops: int
+    scheduling: str | None
     local: tuple[str, int]
     remote: tuple[str, int]
     @staticmethod

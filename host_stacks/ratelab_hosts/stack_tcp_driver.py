@@ -126,6 +126,7 @@ class _Flow:
         self.schedule: TcpSchedule | None = None
         self.zeros = bytes(max(BULK_WRITE, STREAM_WRITE_MAX))
         self.last_write_ns: int | None = None
+        self.scheduling: list[str] = []  # how run_raw's calls ran, each kind once
 
     # -- time and samples
 
@@ -156,6 +157,9 @@ class _Flow:
             )
         except OSError as exc:
             raise DriverError(f"{exc.strerror} (on {self.link.plan.iface})") from None
+        kind = self.conn.scheduling
+        if kind is not None and kind not in self.scheduling:
+            self.scheduling.append(kind)
         if written:
             assert self.schedule is not None
             self.schedule.on_written(written)
@@ -289,7 +293,13 @@ class _Flow:
             "resets_received": s["resets_received"],
             "resets_sent": s["resets_sent"],
             "local_drops": self.conn.local_drops,
+            "scheduling": self.scheduling_name(),
         }
+
+    def scheduling_name(self) -> str | None:
+        """How run_raw's loop ran (fifo, short-slice or unchanged; kinds
+        that differed between calls joined with "+"); None if it never ran."""
+        return "+".join(self.scheduling) or None
 
 
 def stack_tcp_send(
@@ -351,7 +361,7 @@ def stack_tcp_send(
             flow.update(spurious_rtos=0, malformed=stats["malformed"])
             flow.update(resets_received=stats["resets_received"])
             flow.update(resets_sent=stats["resets_sent"])
-            flow.update(local_drops=conn.local_drops)
+            flow.update(local_drops=conn.local_drops, scheduling=run.scheduling_name())
             return flow
         flow.update(run.run())
     finally:
@@ -367,4 +377,5 @@ RUN_KEYS = (
     "resets_received",
     "resets_sent",
     "local_drops",
+    "scheduling",
 )

@@ -146,6 +146,7 @@ def test_ratelab_tcp_to_the_kernel_sink_without_rst(
     # The token bucket is on the sender's own interface: what it drops, the packet
     # socket reports (ENOBUFS), counted as local drops; each was retransmitted.
     assert flow["retransmissions"] >= flow["local_drops"]
+    assert flow["scheduling"] == "fifo"  # run_raw's loop, as root (sys.rs LowLatency)
     samples = flow["samples"]
     # on the grid of the stack's time: 0, 0.05, 0.1, ... exactly; one more at the end
     grid = [s["t_s"] for s in samples[:-1]]

@@ -262,6 +262,8 @@ pub struct TcpConnection {
     rx: Vec<u8>,
     /// Frames `run_raw` could not send: the device queue was full.
     local_drops: u64,
+    /// How the last `run_raw` call's thread was scheduled (sys.rs `LowLatency`).
+    scheduling: Option<&'static str>,
 }
 
 /// A `&mut` handed to `Python::detach`'s closure, which runs on this same
@@ -286,6 +288,7 @@ impl TcpConnection {
             ipv4_malformed: 0,
             rx: Vec::new(),
             local_drops: 0,
+            scheduling: None,
         }
     }
 
@@ -468,10 +471,20 @@ impl TcpConnection {
         });
         self.rx = rx;
         let out = result.map_err(|f| PyOSError::new_err(f.errno_and_text()))?;
+        self.scheduling = Some(out.scheduling.name());
         if out.why == raw_io::Return::Signal {
             py.check_signals()?;
         }
         Ok((out.why.name(), out.written, out.last_write))
+    }
+
+    /// How the last `run_raw` that returned ran: "fifo" (SCHED_FIFO 1, where
+    /// the process may), "short-slice" (the scheduler's shortest slice) or
+    /// "unchanged" (already another policy, or both refused); None before the
+    /// first. Each call sets it and gives the thread's policy back on return.
+    #[getter]
+    fn scheduling(&self) -> Option<&'static str> {
+        self.scheduling
     }
 
     /// Frames `run_raw` dropped because the device queue was full (ENOBUFS).

@@ -12,6 +12,13 @@
 //! Signals: SIGINT and SIGTERM are blocked while the loop runs and unblocked
 //! only inside `ppoll`, atomically, so one that comes between two polls ends
 //! the next poll at once instead of being noticed at the deadline.
+//!
+//! Scheduling: while a call runs, its thread is at SCHED_FIFO priority 1
+//! where it may (root), else has the scheduler's shortest slice, as the RBCC
+//! sender's loop (`sys::LowLatency`, rbcc_io.rs); the caller's policy comes
+//! back when the call returns, so the driver's Python between calls runs as
+//! before. A loaded host then delays the answer to an ACK by the wake-up
+//! latency only, not by other processes' slices.
 
 use std::io;
 use std::mem::size_of;
@@ -21,12 +28,17 @@ use std::ptr;
 use ratelab_stack::Nanos;
 
 use super::TcpConnection;
-use crate::sys::{context, errno_is, now_ns, BlockedSignals, Failure, NS_PER_S};
+use crate::sys::{
+    context, errno_is, now_ns, BlockedSignals, Failure, Latency, LowLatency, NS_PER_S,
+};
 
 /// <linux/if_packet.h>: a frame this host sent (a packet socket sees them).
 const PACKET_OUTGOING: u8 = 4;
 /// Receive buffer: the largest frame a packet socket hands over without GRO.
 pub(super) const RX_BUFFER: usize = 65_536;
+/// The thread's scheduler slice where it cannot have SCHED_FIFO: the
+/// kernel's shortest (as rbcc_io.rs).
+const SLICE_NS: u64 = 100_000;
 /// What the application writes: the driver sends zeros, as the kernel sender does.
 static ZEROS: [u8; 65_536] = [0; 65_536];
 
@@ -72,6 +84,8 @@ pub(super) struct Outcome {
     pub why: Return,
     pub written: u64,
     pub last_write: Option<Nanos>,
+    /// How the loop's thread was scheduled (sys.rs `LowLatency`).
+    pub scheduling: Latency,
 }
 
 /// The next frame another host sent (outgoing copies skipped), its length;
@@ -166,12 +180,14 @@ fn discard_received(conn: &mut TcpConnection, scratch: &mut [u8]) {
 /// Run the connection on `run.fd` until one of the `Return` reasons.
 pub(super) fn run(conn: &mut TcpConnection, rx: &mut [u8], run: &Run) -> Result<Outcome, Failure> {
     let signals = BlockedSignals::new()?;
+    let low_latency = LowLatency::new(SLICE_NS);
     let state = conn.core.state();
     let peer_closed = conn.core.peer_closed();
     let mut out = Outcome {
         why: Return::Deadline,
         written: 0,
         last_write: None,
+        scheduling: low_latency.kind,
     };
     let mut fds = [
         libc::pollfd {
