@@ -29,7 +29,7 @@ use ratelab_stack::Nanos;
 
 use super::TcpConnection;
 use crate::sys::{
-    context, errno_is, now_ns, BlockedSignals, Failure, Latency, LowLatency, NS_PER_S,
+    context, errno_is, now_ns, wait, BlockedSignals, Failure, Latency, LowLatency, Woken,
 };
 
 /// <linux/if_packet.h>: a frame this host sent (a packet socket sees them).
@@ -189,19 +189,6 @@ pub(super) fn run(conn: &mut TcpConnection, rx: &mut [u8], run: &Run) -> Result<
         last_write: None,
         scheduling: low_latency.kind,
     };
-    let mut fds = [
-        libc::pollfd {
-            fd: run.fd,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: run.stop_fd.unwrap_or(-1),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let nfds: libc::nfds_t = if run.stop_fd.is_some() { 2 } else { 1 };
     loop {
         let now = now_ns();
         if now >= run.until {
@@ -235,33 +222,17 @@ pub(super) fn run(conn: &mut TcpConnection, rx: &mut [u8], run: &Run) -> Result<
         }
         // Nothing waiting: sleep until the next timer, the deadline, a frame or a signal.
         let wake = conn.core.poll_at().map_or(run.until, |t| t.min(run.until));
-        let timeout = (wake != u64::MAX).then(|| {
-            let left = wake.saturating_sub(now);
-            libc::timespec {
-                tv_sec: (left / NS_PER_S) as libc::time_t,
-                tv_nsec: (left % NS_PER_S) as libc::c_long,
-            }
-        });
-        let timeout_ptr = timeout.as_ref().map_or(ptr::null(), ptr::from_ref);
-        // SAFETY: fds holds nfds valid pollfds; the timeout and mask outlive the call.
-        let rc = unsafe { libc::ppoll(fds.as_mut_ptr(), nfds, timeout_ptr, &signals.before) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            if errno_is(&e, &[libc::EINTR]) {
+        let timeout = (wake != u64::MAX).then(|| wake.saturating_sub(now));
+        match wait(run.fd, run.stop_fd, timeout, &signals)? {
+            Woken::Ready => {}
+            Woken::Signal => {
                 out.why = Return::Signal;
                 return Ok(out);
             }
-            return Err(context("cannot wait for the socket", e));
-        }
-        if fds[0].revents & libc::POLLNVAL != 0 {
-            return Err(context(
-                "cannot wait for the socket",
-                io::Error::from_raw_os_error(libc::EBADF),
-            ));
-        }
-        if nfds == 2 && fds[1].revents != 0 {
-            out.why = Return::Stopped;
-            return Ok(out);
+            Woken::Stopped => {
+                out.why = Return::Stopped;
+                return Ok(out);
+            }
         }
     }
 }
