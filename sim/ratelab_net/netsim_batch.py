@@ -22,7 +22,12 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from ratelab_net.sim_api import SimError, netsim_binary, topology_error
+from ratelab_net.sim_api import (
+    SimError,
+    netsim_binary,
+    netsim_failure,
+    read_netsim_results,
+)
 from ratelab_net.topology import Topology
 
 
@@ -65,14 +70,8 @@ class BatchSimulator:
             out = Path(tmp) / "out"
             reply = self._ask({"scenario": str(scenario_path), "out": str(out)})
             if "error" in reply:
-                message = str(reply["error"]).removeprefix(f"{scenario_path}: ")
-                problem = topology_error(topo, message)
-                if problem is not None:
-                    raise problem
-                raise SimError(f"ratelab-netsim failed: {message}")
-            results = json.loads((out / "results.json").read_text())
-            results["files"] = {p.name: p.read_text() for p in sorted(out.iterdir())}
-        return results
+                raise netsim_failure(topo, str(reply["error"]), scenario_path)
+            return read_netsim_results(out)
 
     def _ask(self, job: dict[str, str]) -> dict[str, Any]:
         assert self._proc.stdin is not None and self._proc.stdout is not None

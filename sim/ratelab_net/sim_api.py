@@ -129,14 +129,25 @@ def run_netsim(
                 on_progress(last.removeprefix("ratelab-netsim: "))
         proc.stdout.read()
         if proc.wait() != 0:
-            message = last.removeprefix("ratelab-netsim: ")
-            message = message.removeprefix(f"{scenario_path}: ")
-            problem = topology_error(topo, message)
-            if problem is not None:
-                raise problem
-            raise SimError(f"ratelab-netsim failed: {message}")
-        results = json.loads((out / "results.json").read_text())
-        results["files"] = {p.name: p.read_text() for p in sorted(out.iterdir())}
+            raise netsim_failure(topo, last.removeprefix("ratelab-netsim: "), scenario_path)
+        return read_netsim_results(out)
+
+
+def netsim_failure(topo: Topology, message: str, scenario_path: Path) -> Exception:
+    """The error for a scenario ratelab-netsim refused: a ConfigError at the
+    flow or link its message names, else a SimError with the message."""
+    message = message.removeprefix(f"{scenario_path}: ")
+    problem = topology_error(topo, message)
+    if problem is not None:
+        return problem
+    return SimError(f"ratelab-netsim failed: {message}")
+
+
+def read_netsim_results(out: Path) -> dict[str, Any]:
+    """results.json of a finished run as a dict, every file of `out` under
+    "files" (name -> text)."""
+    results = json.loads((out / "results.json").read_text())
+    results["files"] = {p.name: p.read_text() for p in sorted(out.iterdir())}
     return results
 
 
