@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 import pytest
 from ratelab_hoststack import RbccReceiver, RbccSender, SenderConfig, run_rbcc_sender
+from scheduling_probe import probe
 
 PEER = "10.0.2.2"
 FLOW = 7
@@ -301,19 +302,7 @@ def test_bad_descriptors_and_peers_are_errors() -> None:
 
 
 SCHEDULING = """
-import json, os, socket, sys, threading, time
 from ratelab_hoststack import RbccSender, SenderConfig, run_rbcc_sender
-if sys.argv[1] == "nobody":
-    os.setuid(65534)  # no CAP_SYS_NICE: SCHED_FIFO is refused
-tid = threading.get_native_id()
-def sched():
-    with open(f"/proc/self/task/{tid}/sched") as f:
-        fields = dict(line.split(":", 1) for line in f if ":" in line)
-    return {k.strip(): int(fields[k]) for k in fields if k.strip() in ("policy", "se.slice")}
-seen = []
-def look():
-    time.sleep(0.1)
-    seen.append(sched())
 ours, _theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
 config = SenderConfig(desired_rate=1000, initial_rate=1000, segments=1)
 sender = RbccSender(config, time.monotonic_ns() // 1000)
@@ -328,11 +317,7 @@ print(json.dumps({"result": result, "before": before, "during": seen[0], "after"
 
 
 def _scheduling(user: str) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, "-c", SCHEDULING, user], capture_output=True, text=True, timeout=30
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    return probe(SCHEDULING, user)
 
 
 def test_the_loop_runs_at_sched_fifo_where_it_may_and_gives_it_back() -> None:

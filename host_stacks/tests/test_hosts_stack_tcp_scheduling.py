@@ -7,25 +7,12 @@ watcher thread reads the loop thread's policy from /proc meanwhile."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
+
+from scheduling_probe import probe
 
 SCHEDULING = """
-import json, os, socket, sys, threading, time
 from ratelab_hoststack import TcpConfig, TcpConnection
-if sys.argv[1] == "nobody":
-    os.setuid(65534)  # no CAP_SYS_NICE: SCHED_FIFO is refused
-tid = threading.get_native_id()
-def sched():
-    with open(f"/proc/self/task/{tid}/sched") as f:
-        fields = dict(line.split(":", 1) for line in f if ":" in line)
-    return {k.strip(): int(fields[k]) for k in fields if k.strip() in ("policy", "se.slice")}
-seen = []
-def look():
-    time.sleep(0.1)
-    seen.append(sched())
 ours, _theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
 conn = TcpConnection.connect(TcpConfig(), ("10.0.1.2", 40000), ("10.0.2.1", 5001), 7,
                              time.monotonic_ns())
@@ -42,11 +29,7 @@ print(json.dumps({"result": result, "unset": unset, "scheduling": conn.schedulin
 
 
 def _scheduling(user: str) -> dict[str, object]:
-    out = subprocess.run(
-        [sys.executable, "-c", SCHEDULING, user], capture_output=True, text=True, timeout=30
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    return probe(SCHEDULING, user)
 
 
 def test_run_raw_runs_at_sched_fifo_where_it_may_and_gives_it_back() -> None:
