@@ -4,7 +4,8 @@ between two network namespaces joined by a veth pair, at several rates.
 For each rate it reports the rate the RBCC sender achieved (from its own send
 times), how often it fell behind its pacing schedule, what arrived, and the
 same for a UDP CBR source. Writes JSON to --out and prints a table. Needs
-root. Python under load wakes up late; see README.md "Performance".
+root. The RBCC sender runs its loop in Rust (`run_rbcc_sender`), at SCHED_FIFO
+priority 1 as root; see README.md "Live: the RBCC sender's loop in Rust".
 
     PYTHONPATH=host_stacks .venv/bin/python host_stacks/benchmarks/pacing.py --out F
 """
