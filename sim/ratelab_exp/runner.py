@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -304,14 +305,21 @@ def _client(scheduler: str | None, workers: int | None) -> Any:
         return Client(scheduler, timeout="10s")
     n = workers or os.cpu_count() or 1
     # silence_logs: a worker's heartbeat racing the cluster's shutdown logs a
-    # traceback; a run's own failure is recorded with the run, not logged
-    cluster = LocalCluster(
-        n_workers=n,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-        silence_logs=logging.CRITICAL,
-    )
+    # traceback; a run's own failure is recorded with the run, not logged.
+    # The worker processes start with SIGINT ignored: a terminal's Ctrl-C
+    # reaches the whole process group, and only this process should act on
+    # it (closing the cluster), not every worker with a traceback.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     return Client(cluster)
 
 

@@ -194,6 +194,38 @@ def test_interrupted_sweep_resumes(tmp_path: Path) -> None:
     assert len(pd.read_parquet(out / "runs.parquet")) == 20
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a parent that ignores it
+
+
+def test_ctrl_c_stops_a_sweep_with_one_line(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C (SIGINT to the whole process group: the runner,
+    the cluster's workers and their simulators): status 130, the one line, no
+    worker's traceback, every finished run kept whole."""
+    path = _write(tmp_path, EXPERIMENT.replace("replications: 2", "replications: 5"))
+    out = tmp_path / "out"
+    cmd = [str(BIN / "ratelab-exp"), "run", str(path), "--out", str(out), "--workers", "2"]
+    proc = subprocess.Popen(
+        cmd,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_sigint_default,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("tiny: ") and "/20 runs," in line:  # the first progress line
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=60) == 130, rest
+    assert "Traceback" not in rest
+    assert rest.strip().splitlines()[-1] == "ratelab-exp: interrupted; the finished runs are kept"
+    kept = list((out / "runs").glob("*.json"))
+    assert 1 <= len(kept) < 20
+    assert all(json.loads(p.read_text())["status"] == "ok" for p in kept)
+
+
 def test_e1_quick_on_a_cluster_started_by_hand(tmp_path: Path) -> None:
     sched_file = tmp_path / "scheduler.json"
     common = ["--no-dashboard", "--scheduler-file", str(sched_file)]
