@@ -13,6 +13,7 @@ import sys
 # will run the loop, `look()` samples it while the loop runs.
 _PRELUDE = """
 import json, os, socket, sys, threading, time
+import ratelab_hoststack  # loaded before dropping root: nobody may not read the checkout
 if sys.argv[1] == "nobody":
     os.setuid(65534)  # no CAP_SYS_NICE: SCHED_FIFO is refused
 tid = threading.get_native_id()
