@@ -218,3 +218,91 @@ fn reload_keeps_frames_already_on_the_link() {
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].emit_us, 1000);
 }
+
+/// Frames of 1,000-byte payload through a 10 Mbit/s port with `delay` and
+/// `jitter` (µs), all queued at time 0; the times they leave the engine
+/// at, minus what the rate and delay alone give.
+fn jitter_extras(sw: &mut Switch, delay: u64, jitter: u64, frames: usize) -> Vec<i64> {
+    let rate = Rate::Bps(10_000_000);
+    sw.set_port_rate(1, rate).unwrap();
+    sw.set_link_delay(1, delay).unwrap();
+    sw.set_link_jitter(1, jitter).unwrap();
+    assert_eq!(sw.link_jitter(1), jitter);
+    sw.set_queue_depth(1, frames).unwrap();
+    let p = packet(1000);
+    let tx = tx_us(rate, p.len() + REPORT_LEN);
+    for _ in 0..frames {
+        sw.inject(1, &p, 0);
+    }
+    let got = drain(sw);
+    assert_eq!(got.len(), frames);
+    got.iter()
+        .enumerate()
+        .map(|(i, (polled, f))| {
+            assert_eq!(*polled, f.emit_us, "frame {i} is handed out when due");
+            f.emit_us as i64 - (i as u64 * tx + tx + delay) as i64
+        })
+        .collect()
+}
+
+#[test]
+fn jitter_adds_a_bounded_random_delay_and_never_reorders() {
+    // Frames leave every 898 us; a jitter of 600 us stays below that gap,
+    // so no frame waits behind the one ahead: each extra is its own draw.
+    let mut sw = switch("features.json");
+    let extras = jitter_extras(&mut sw, 20_000, 600, 400);
+    assert!(extras.iter().all(|&e| (0..=600).contains(&e)), "{extras:?}");
+    let mean = extras.iter().sum::<i64>() as f64 / extras.len() as f64;
+    assert!(
+        (250.0..350.0).contains(&mean),
+        "uniform 0..=600: mean {mean}"
+    );
+    let low = extras.iter().filter(|&&e| e < 300).count();
+    assert!(
+        (150..250).contains(&low),
+        "half below the middle: {low} of 400"
+    );
+    // A jitter larger than the gap between frames: frames bunch up behind
+    // a late one but keep their order.
+    let mut sw = switch("features.json");
+    let wide = jitter_extras(&mut sw, 20_000, 5_000, 400);
+    let rate = Rate::Bps(10_000_000);
+    let tx = tx_us(rate, packet(1000).len() + REPORT_LEN) as i64;
+    let times: Vec<i64> = wide
+        .iter()
+        .enumerate()
+        .map(|(i, e)| i as i64 * tx + e)
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "in order");
+    assert!(wide.iter().all(|&e| (0..=5_000).contains(&e)));
+}
+
+#[test]
+fn jitter_repeats_with_the_seed_and_differs_by_seed_and_port() {
+    let run = |seed: u64| {
+        let mut sw = Switch::new(&fixture("features.json"), seed).unwrap();
+        jitter_extras(&mut sw, 1_000, 500, 50)
+    };
+    assert_eq!(run(7), run(7), "the same seed, the same draws");
+    assert_ne!(run(7), run(8), "another seed, other draws");
+    // Setting it again restarts the draws.
+    let mut sw = switch("features.json");
+    let first = jitter_extras(&mut sw, 1_000, 500, 50);
+    let mut again = switch("features.json");
+    again.set_link_jitter(1, 500).unwrap();
+    assert_eq!(first, jitter_extras(&mut again, 1_000, 500, 50));
+}
+
+#[test]
+fn zero_jitter_is_exactly_the_delay() {
+    let mut sw = switch("features.json");
+    sw.set_link_jitter(1, 300).unwrap();
+    let extras = jitter_extras(&mut sw, 2_000, 0, 20);
+    assert!(extras.iter().all(|&e| e == 0), "{extras:?}");
+    // Jitter alone, without a delay, still holds frames on the link.
+    let mut sw = switch("features.json");
+    let extras = jitter_extras(&mut sw, 0, 400, 100);
+    assert!(extras.iter().all(|&e| (0..=400).contains(&e)));
+    assert!(extras.iter().any(|&e| e > 0));
+    assert!(sw.set_link_jitter(4096, 1).is_err(), "a port out of range");
+}

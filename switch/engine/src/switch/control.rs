@@ -6,6 +6,9 @@ use crate::calc::{Algo, Crc, CrcParams};
 use crate::phv::mask;
 use crate::program::ActionEntry;
 
+/// Keeps the jitter generators' streams apart from the program's `random`.
+const JITTER_STREAM: u64 = 0x6a69_7474_6572; // "jitter"
+
 impl Switch {
     // ================================================================ ports, replication
 
@@ -89,6 +92,27 @@ impl Switch {
     /// A port's link delay in µs (0: none).
     pub fn link_delay(&self, port: u32) -> u64 {
         self.ports.get(port as usize).map_or(0, |p| p.delay)
+    }
+
+    /// Sets a port's link jitter in µs (0 removes it): each frame dequeued
+    /// from then on reaches the far end a uniform random 0..=`jitter_us`
+    /// later than its delay alone would make it, but never before the frame
+    /// ahead of it (a link does not reorder). The draws come from a
+    /// generator seeded by the switch's seed and the port, restarted by
+    /// each call, so a run repeats exactly. Random timing at a drop-tail
+    /// bottleneck breaks the phase effects of a jitter-free one (docs/NET.md
+    /// "Jitter").
+    pub fn set_link_jitter(&mut self, port: u32, jitter_us: u64) -> Result<(), ControlError> {
+        let seed = Rng::new(self.seed ^ (u64::from(port) << 48) ^ JITTER_STREAM).next_u64();
+        let pt = self.port_mut(port)?;
+        pt.jitter = jitter_us;
+        pt.jitter_rng = Rng::new(seed);
+        Ok(())
+    }
+
+    /// A port's link jitter in µs (0: none).
+    pub fn link_jitter(&self, port: u32) -> u64 {
+        self.ports.get(port as usize).map_or(0, |p| p.jitter)
     }
 
     /// Frames transmitted on a port's delayed link that have not reached

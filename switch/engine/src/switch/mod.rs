@@ -9,6 +9,7 @@ use crate::jit::{Jit, Pipeline};
 use crate::load::load;
 use crate::phv::{Phv, Val};
 use crate::program::{ActionRef, MatchKind, Program};
+use crate::rng::Rng;
 use crate::table::MatchValue;
 use crate::trace::{Trace, TraceCursor};
 use std::collections::{HashMap, VecDeque};
@@ -269,6 +270,10 @@ struct Port {
     next_free: u64,
     /// Link propagation delay (µs); 0: frames leave at their dequeue time.
     delay: u64,
+    /// Largest random extra delay per frame (µs), uniform in 0..=jitter and
+    /// drawn from `jitter_rng`; 0: none.
+    jitter: u64,
+    jitter_rng: Rng,
     /// Frames transmitted but not yet at the far end, in `emit_us` order.
     line: VecDeque<Frame>,
     /// Capacity from a mahimahi trace (µs cursor), in place of `rate`, and
@@ -286,6 +291,8 @@ impl Port {
             mtu: 0,
             next_free: 0,
             delay: 0,
+            jitter: 0,
+            jitter_rng: Rng::new(0),
             line: VecDeque::new(),
             trace: None,
             stats: PortStats::default(),
@@ -1039,7 +1046,7 @@ impl Switch {
         pt.next_free = tx_done;
         pt.stats.tx_packets += 1;
         pt.stats.tx_bytes += buf.len() as u64;
-        if pt.delay == 0 && pt.line.is_empty() && pt.trace.is_none() {
+        if pt.delay == 0 && pt.jitter == 0 && pt.line.is_empty() && pt.trace.is_none() {
             self.out.push(Frame {
                 port,
                 data: buf,
@@ -1050,13 +1057,14 @@ impl Switch {
         }
         // A trace port holds each frame until its delivery: the daemon
         // sends it then, and the simulator puts its last bit on the wire then.
-        let arrives = if pt.delay == 0 && pt.trace.is_none() {
+        let arrives = if pt.delay == 0 && pt.jitter == 0 && pt.trace.is_none() {
             t
         } else {
-            tx_done.saturating_add(pt.delay)
+            let extra = pt.jitter_rng.range(0, u128::from(pt.jitter)) as u64;
+            tx_done.saturating_add(pt.delay).saturating_add(extra)
         };
-        // Never before the frame ahead: a delay lowered (or removed) at run
-        // time must not reorder the link.
+        // Never before the frame ahead: jitter, or a delay lowered (or
+        // removed) at run time, must not reorder the link.
         let emit_us = pt.line.back().map_or(arrives, |b| arrives.max(b.emit_us));
         if pt.line.is_empty() {
             self.delayed.push(port);
