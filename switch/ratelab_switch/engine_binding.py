@@ -106,6 +106,7 @@ class RustEngine:
         queue_depth: dict[int, int] | None = None,
         queue_rate: dict[int, tuple[str, int]] | None = None,
         link_delay: dict[int, int] | None = None,
+        link_jitter: dict[int, int] | None = None,
         port_trace: dict[int, PortTrace] | None = None,
         priority_queues: dict[int, int] | None = None,
         interfaces: dict[int, str] | None = None,
@@ -122,6 +123,8 @@ class RustEngine:
             self._ports.set(port, queue_rate=QueueRate(value, unit))
         for port, delay_us in (link_delay or {}).items():
             self._ports.set(port, link_delay_us=delay_us)
+        for port, jitter_us in (link_jitter or {}).items():
+            self._ports.set(port, link_jitter_us=jitter_us)
         # Applied once, when the switch is built: the trace starts then.
         self._port_trace = dict(port_trace or {})
         # Applied once, when the switch is built (the engine refuses to change a
@@ -534,6 +537,7 @@ def _apply(sw: rust.Switch, port: int, config: PortConfig) -> None:
     sw.set_queue_depth(port, config.queue_depth)
     sw.set_port_rate(port, config.queue_rate.unit, config.queue_rate.value)
     sw.set_link_delay(port, config.link_delay_us)
+    sw.set_link_jitter(port, config.link_jitter_us)
 
 
 def _follow_traces(sw: rust.Switch, traces: dict[int, PortTrace]) -> None:
@@ -558,6 +562,7 @@ def open_engine(opts: DaemonOptions) -> RustEngine:
         queue_depth=opts.queue_depth,
         queue_rate={p: (r.unit, r.value) for p, r in opts.queue_rate.items()},
         link_delay=opts.link_delay,
+        link_jitter=opts.link_jitter,
         port_trace=opts.port_trace,
         priority_queues=opts.priority_queues,
         interfaces=opts.interfaces,

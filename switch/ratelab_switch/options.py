@@ -74,6 +74,7 @@ class DaemonOptions:
     queue_depth: dict[int, int] = field(default_factory=dict)
     queue_rate: dict[int, QueueRate] = field(default_factory=dict)
     link_delay: dict[int, int] = field(default_factory=dict)  # µs; 0: none
+    link_jitter: dict[int, int] = field(default_factory=dict)  # µs; 0: none
     port_trace: dict[int, PortTrace] = field(default_factory=dict)
     priority_queues: dict[int, int] = field(default_factory=dict)  # port -> 1..8 queues
     thrift_port: int | None = None  # BMv2 runtime Thrift server; None: 9090 if free
@@ -158,6 +159,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PORT=DELAY",
         help="propagation delay of a port's link after its drain rate: 20ms, 500us, 1.5s; "
         "a bare number is µs, 0 none (repeatable)",
+    )
+    p.add_argument(
+        "--link-jitter",
+        action="append",
+        default=[],
+        metavar="PORT=JITTER",
+        help="largest random extra delay of a port's link, uniform per frame and never "
+        "reordering: 1ms, 500us; a bare number is µs, 0 none (repeatable; seeded by --seed)",
     )
     p.add_argument(
         "--port-trace",
@@ -380,6 +389,9 @@ def parse_options(argv: list[str], check_interfaces: bool = True) -> DaemonOptio
     for spec in args.link_delay:
         port_no, value = _port_pair(spec, "--link-delay")
         opts.link_delay[port_no] = parse_delay(value, "--link-delay")
+    for spec in args.link_jitter:
+        port_no, value = _port_pair(spec, "--link-jitter")
+        opts.link_jitter[port_no] = parse_delay(value, "--link-jitter")
     for spec in args.priority_queues:
         port_no, value = _port_pair(spec, "--priority-queues")
         opts.priority_queues[port_no] = _int(value, "--priority-queues queues", 1, MAX_QUEUES)

@@ -27,6 +27,7 @@ class PortConfig:
     queue_depth: int = DEFAULT_DEPTH
     queue_rate: QueueRate = UNLIMITED
     link_delay_us: int = 0
+    link_jitter_us: int = 0  # a uniform random extra delay per frame, up to this
 
 
 def format_rate(rate: QueueRate) -> str:

@@ -355,6 +355,15 @@ def test_bad_tls_options(extra: list[str], needle: str) -> None:
         parse_options(["--no-p4", *extra])
 
 
+def test_link_jitters() -> None:
+    specs = ["1=1ms", "2=250us", "3=0"]
+    o = parse_options(["--no-p4", *(t for s in specs for t in ("--link-jitter", s))])
+    assert o.link_jitter == {1: 1000, 2: 250, 3: 0}
+    for bad in ["1", "1=", "1=-5ms", "1=2h", "600=1ms"]:
+        with pytest.raises(OptionsError, match="--link-jitter"):
+            parse_options(["--no-p4", "--link-jitter", bad])
+
+
 def test_link_delays() -> None:
     specs = ("1=20ms", "2=1.5s", "3=250", "4=500us", "5=0")
     o = parse_options(["--no-p4", *(t for s in specs for t in ("--link-delay", s))])

@@ -416,3 +416,14 @@ def test_receive_drops_are_logged_once_each_as_they_grow(
         "port 2 (veth2): the kernel dropped 3 frames the switch did not read in time"
         " (3 in all); the switch is overloaded",
     ]
+
+
+def test_link_jitter_from_the_options_reaches_the_engine() -> None:
+    """--link-jitter is applied when the program loads, beside the link delay."""
+    engine = RustEngine(seed=1, link_delay={2: 20_000}, link_jitter={2: 1_000, 3: 0})
+    engine.load_config(BASIC_JSON.read_bytes())
+    assert engine.switch.link_jitter(2) == 1_000
+    assert engine.switch.link_delay(2) == 20_000
+    assert engine.switch.link_jitter(3) == 0
+    assert engine.switch.link_jitter(1) == 0
+    assert engine.port_settings()[1][2].link_jitter_us == 1_000

@@ -261,6 +261,18 @@ impl Switch {
         self.sw().link_delay(port)
     }
 
+    /// Largest random extra delay of a port's link in µs, uniform per frame,
+    /// never reordering (0 removes it).
+    fn set_link_jitter(&self, port: u32, jitter_us: u64) -> PyResult<()> {
+        self.sw()
+            .set_link_jitter(port, jitter_us)
+            .map_err(control_err)
+    }
+
+    fn link_jitter(&self, port: u32) -> u64 {
+        self.sw().link_jitter(port)
+    }
+
     /// Frames on a port's delayed link, not yet at its far end.
     fn in_flight(&self, port: u32) -> usize {
         self.sw().in_flight(port)
