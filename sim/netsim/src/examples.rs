@@ -45,6 +45,7 @@ fn dir(rate_bps: u64, delay_ns: Nanos) -> DirectionSpec {
         rate_bps,
         trace: None,
         delay_ns,
+        jitter_ns: 0,
         queue_limit: None,
     }
 }

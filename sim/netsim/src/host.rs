@@ -83,6 +83,8 @@ pub struct Egress {
     busy_until: Nanos,
     /// The link's trace (ns), when it has one instead of a rate.
     pub trace: Option<TraceCursor>,
+    /// The link's jitter (none unless the direction has one).
+    pub jitter: crate::jitter::Jitter,
 }
 
 impl Egress {

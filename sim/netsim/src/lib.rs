@@ -20,6 +20,7 @@ pub mod examples;
 mod flows;
 pub mod frame;
 mod host;
+mod jitter;
 pub mod ping;
 pub mod results;
 mod router;

@@ -8,6 +8,7 @@
 //! manager drains each port at the link's rate in its own µs schedule, and
 //! a frame it dequeues at `T` µs starts on the wire at `T * 1000` ns.
 
+use crate::jitter::Jitter;
 use crate::scenario::{EntrySpec, RouterSpec, ScenarioError};
 use crate::topology::Direction;
 use ratelab_engine::{LoadedProgram, MatchKind, MatchValue, Rate, Switch};
@@ -105,6 +106,8 @@ pub struct Router {
     /// port -> the link direction leaving it (indexed by port: a lookup per
     /// frame the router sends).
     pub out: Vec<Option<Direction>>,
+    /// port -> the jitter of the link direction leaving it (none unless set).
+    pub jitter: Vec<Jitter>,
 }
 
 impl Router {
@@ -171,6 +174,7 @@ impl Router {
         Ok(Router {
             sw,
             armed: None,
+            jitter: vec![Jitter::default(); by_port.len()],
             out: by_port,
         })
     }

@@ -153,6 +153,10 @@ pub struct DirectionSpec {
     pub trace: Option<String>,
     /// Propagation delay.
     pub delay_ns: Nanos,
+    /// Largest random extra delay per frame (uniform, never reordering; 0:
+    /// none). Seeded per direction from the scenario's seed.
+    #[serde(default)]
+    pub jitter_ns: Nanos,
     /// Packets a host's egress FIFO holds, the one in transmission included
     /// (default 100). A router's queue limit is in its entries.
     #[serde(default)]

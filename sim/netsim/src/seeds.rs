@@ -12,6 +12,9 @@ pub enum Kind {
     TcpIss = 2,
     /// A UDP source's Poisson gaps.
     Udp = 3,
+    /// A link direction's jitter (hosts by index, router r's port p as
+    /// (r + 1) << 16 | p).
+    Jitter = 4,
 }
 
 fn mix(mut z: u64) -> u64 {

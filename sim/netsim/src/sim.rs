@@ -6,6 +6,7 @@ use crate::events::{EventQueue, Nanos};
 use crate::flows::{app, endpoint, rbcc_config, rbcc_flow_id, tcp_config, udp_source, SENDER_PORT};
 use crate::frame::{self, Addresses, HEADERS};
 use crate::host::{Endpoint, EndpointKind, Host};
+use crate::jitter::Jitter;
 use crate::ping::{self, Pinger, DEFAULT_PING_SIZE, PROTO_ICMP};
 use crate::results::{
     CounterValue, DropCount, FlowResult, FlowSample, PingResult, PortResult, QueueSample,
@@ -129,6 +130,25 @@ fn follow_traces(topo: &Topology, routers: &mut [Router], hosts: &mut [Host]) {
     }
 }
 
+/// Gives each link direction with jitter its generator, seeded from the
+/// run's seed and the direction (hosts by index, routers by index and port).
+fn follow_jitters(topo: &Topology, seed: u64, routers: &mut [Router], hosts: &mut [Host]) {
+    for (h, d) in topo.host_out.iter().enumerate() {
+        if d.jitter_ns > 0 {
+            hosts[h].egress.jitter = Jitter::new(d.jitter_ns, derive(seed, Kind::Jitter, h));
+        }
+    }
+    for (r, out) in topo.router_out.iter().enumerate() {
+        for (&port, d) in out {
+            if d.jitter_ns > 0 {
+                let index = (r + 1) << 16 | port as usize;
+                routers[r].jitter[port as usize] =
+                    Jitter::new(d.jitter_ns, derive(seed, Kind::Jitter, index));
+            }
+        }
+    }
+}
+
 impl Simulator {
     /// Checks the scenario and builds every router (`program`, the router's
     /// BMv2 JSON, loaded and compiled once and shared by all), host and flow.
@@ -195,6 +215,7 @@ impl Simulator {
             .map(|(i, h)| Host::new(i, h.address.octets()))
             .collect();
         follow_traces(&topo, &mut routers, &mut hosts);
+        follow_jitters(&topo, s.seed, &mut routers, &mut hosts);
         let mut flows = Vec::with_capacity(s.flows.len());
         let mut delay_receivers = HashMap::new();
         let mut queue = EventQueue::default();
@@ -599,7 +620,7 @@ impl Tx<'_> {
         self.counters.tx_packets += 1;
         self.counters.tx_bytes += bytes as u64;
         self.queue.push(
-            depart + self.out.delay_ns,
+            self.egress.jitter.arrival(depart + self.out.delay_ns),
             Event::Deliver {
                 to: self.out.to,
                 frame: buf,
@@ -766,6 +787,7 @@ impl Simulator {
                 Some(_) => f.emit_us * 1000 + d.delay_ns,
                 None => (f.time_us * 1000).max(now) + d.serialization_ns(f.data.len()) + d.delay_ns,
             };
+            let arrival = router.jitter[f.port as usize].arrival(arrival);
             self.queue.push(
                 arrival,
                 Event::Deliver {

@@ -26,6 +26,8 @@ pub struct Direction {
     /// Index into [`Topology::traces`]: the capacity follows it.
     pub trace: Option<usize>,
     pub delay_ns: Nanos,
+    /// Largest random extra delay per frame ([`crate::jitter`]).
+    pub jitter_ns: Nanos,
     pub queue_limit: usize,
     pub to: Node,
 }
@@ -107,6 +109,7 @@ fn direction(
         rate_bps: d.rate_bps,
         trace,
         delay_ns: d.delay_ns,
+        jitter_ns: d.jitter_ns,
         queue_limit: d.queue_limit.unwrap_or(DEFAULT_HOST_QUEUE),
         to,
     })

@@ -584,6 +584,7 @@ fn the_command_line_writes_the_results_and_rejects_bad_input_in_one_line() {
         rate_bps: 0,
         trace: None,
         delay_ns: 0,
+        jitter_ns: 0,
         queue_limit: None,
     });
     let bad_file = dir.join("bad.json");
