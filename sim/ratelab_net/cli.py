@@ -47,6 +47,8 @@ from ratelab_net.network import (
     Network,
     import_mininet,
     link_delays,
+    link_jitters,
+    mininet_jitter_error,
     mininet_trace_error,
 )
 from ratelab_net.results import balance, flow_result, render, summarize
@@ -130,6 +132,7 @@ def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") 
             delays = {port: by_iface[i] for port, i in ifaces.items() if i in by_iface}
         else:
             delays = link_delays(topo, plan)
+        jitters = link_jitters(topo, plan)
         for p in plan.ports:
             cfg = next(c for c in plan.config.router.ports if c.port == p.port)
             rate = f"{cfg.rate_bps / 1e6:g} Mbit/s" if cfg.rate_bps else "unlimited"
@@ -137,8 +140,10 @@ def _describe(topo: Topology, plans: list[RouterPlan], target: str = "ratelab") 
                 rate = f"trace {Path(p.out.trace.path).name} (mean {rate})"
             aqm = plan.config.port_settings(p.port).aqm_name
             delay = delays.get(p.port, 0) / 1000
+            jitter = jitters.get(p.port, 0) / 1000
+            delay_text = f"{delay:g} ms" + (f" + up to {jitter:g} ms jitter" if jitter else "")
             lines.append(
-                f"{plan.name} port {p.port} -> {p.peer}: {rate}, {delay:g} ms, "
+                f"{plan.name} port {p.port} -> {p.peer}: {rate}, {delay_text}, "
                 f"queue {cfg.queue_limit}, {aqm}"
                 + _priority_text([q for q in plan.config.priority if q.port == p.port])
             )
@@ -297,6 +302,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     for _, topo, _ in runs:
         if (trace_error := mininet_trace_error(topo, args.target)) is not None:
             raise trace_error
+        if (jitter_error := mininet_jitter_error(topo, args.target)) is not None:
+            raise jitter_error
     if os.geteuid() != 0:
         raise UsageError("needs root (Mininet)")
     if args.target == "bmv2":

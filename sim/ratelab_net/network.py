@@ -66,17 +66,47 @@ def _delay_us(text: str | None) -> int:
     return 0 if text is None else units.parse_delay_us(text)
 
 
-def link_delays(topo: Topology, plan: RouterPlan) -> dict[int, int]:
-    """Per router port, the propagation delay its switch port adds, in µs."""
+def _port_times_us(topo: Topology, plan: RouterPlan, key: str) -> dict[int, int]:
+    """Per router port, a time setting (`delay`, `jitter`) its switch port adds, in
+    µs: its own direction's plus, toward a host, the host's direction's (a host
+    has no netem here), so the round trip's is the topology's."""
     out: dict[int, int] = {}
     for p in plan.ports:
-        delay = _delay_us(p.out.text("delay"))
+        total = _delay_us(p.out.text(key))
         if p.peer in topo.hosts:
             back = p.link.forward if p.link.a == p.peer else p.link.reverse
-            delay += _delay_us(back.text("delay"))
-        if delay:
-            out[p.port] = delay
+            total += _delay_us(back.text(key))
+        if total:
+            out[p.port] = total
     return out
+
+
+def link_delays(topo: Topology, plan: RouterPlan) -> dict[int, int]:
+    """Per router port, the propagation delay its switch port adds, in µs."""
+    return _port_times_us(topo, plan, "delay")
+
+
+def link_jitters(topo: Topology, plan: RouterPlan) -> dict[int, int]:
+    """Per router port, the largest random extra delay its switch port adds, in µs
+    (a host's direction's is one draw up to the sum with the router's)."""
+    return _port_times_us(topo, plan, "jitter")
+
+
+def mininet_jitter_error(topo: Topology, target: str) -> ConfigError | None:
+    """Why Mininet cannot add a link's jitter (None: it can): ratelab's switch adds
+    it to its ports' delay lines (--link-jitter); BMv2 cannot."""
+    if target == "ratelab":
+        return None
+    for i, link in enumerate(topo.links):
+        for x, y, out in ((link.a, link.b, link.forward), (link.b, link.a, link.reverse)):
+            node = out.nodes.get("jitter")
+            if node is None:
+                continue
+            mark = node.start_mark
+            where = Location(mark.name, mark.line + 1, mark.column + 1)
+            why = "BMv2 cannot add jitter: use --target ratelab, or --backend sim"
+            return ConfigError(where, f"links[{i}] ({x} -> {y}).jitter", why)
+    return None
 
 
 def mininet_trace_error(topo: Topology, target: str) -> ConfigError | None:
@@ -244,6 +274,8 @@ class Network:
         extra = list(switch_options(plan.config.router, priority_queues(plan.config)))
         for port, delay in sorted(link_delays(self.topo, plan).items()):
             extra += ["--link-delay", f"{port}={delay}us"]
+        for port, jitter in sorted(link_jitters(self.topo, plan).items()):
+            extra += ["--link-jitter", f"{port}={jitter}us"]
         for port, trace in sorted(router_traces(plan).items()):
             extra += ["--port-trace", f"{port}={trace}"]
         # BMv2 drains in packets/s: a bit rate becomes full-size packets per second.

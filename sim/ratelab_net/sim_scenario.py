@@ -77,6 +77,8 @@ def _direction(out: Direction, leaves_host: bool, path: str) -> dict[str, Any]:
         "rate_bps": rate_bps,
         "delay_ns": units.parse_delay_us(delay) * 1000 if delay else 0,
     }
+    if jitter := out.text("jitter"):
+        spec["jitter_ns"] = units.parse_delay_us(jitter) * 1000
     if out.trace is not None:
         # The capacity follows the trace ("rate" is only its mean, for the router).
         del spec["rate_bps"]

@@ -28,7 +28,7 @@ _TOP_KEYS = ("duration", "poll_interval", "backend", "routers", "hosts", "links"
 BACKENDS = ("mininet", "sim")  # where `ratelab-net run` runs a file (docs/NET.md "Simulation")
 _ROUTER_KEYS = ("router_id", "rbcc")
 _DIRECTION_KEYS = (
-    *("rate", "trace", "delay", "queue_limit", "utilisation", "aqm"),
+    *("rate", "trace", "delay", "jitter", "queue_limit", "utilisation", "aqm"),
     *("priority_queues", "priority"),  # a router port's strict-priority queues
 )
 _LINK_KEYS = ("ends", *_DIRECTION_KEYS, "forward", "reverse")
@@ -480,6 +480,7 @@ def _read(root: yaml.Node, filename: str) -> Topology:
                 target.nodes.update(extra)
         for x, y, direction in ((a, b, forward), (b, a, reverse)):
             _read_trace(direction, f"{path} ({x} -> {y})", filename)
+            _check_jitter(direction, f"{path} ({x} -> {y})")
         links.append(Link(a, b, forward, reverse, item))
     for host in hosts:
         mine = [lk for lk in links if host in (lk.a, lk.b)]
@@ -537,6 +538,18 @@ def _read_trace(direction: Direction, path: str, filename: str) -> None:
     direction.nodes["rate"] = yaml.ScalarNode(
         "tag:yaml.org,2002:str", f"{mean_rate}bit", node.start_mark, node.end_mark
     )
+
+
+def _check_jitter(direction: Direction, path: str) -> None:
+    """`jitter`: the largest random extra delay of each frame on the direction
+    (docs/NET.md "Jitter"), a delay like 1ms or 500us."""
+    node = direction.nodes.get("jitter")
+    if node is None:
+        return
+    try:
+        units.parse_delay_us(str(node.value))
+    except ValueError as e:
+        raise _err(node, f"{path}.jitter", str(e)) from None
 
 
 def _check_host_direction(host: str, link: Link, index: int) -> None:
