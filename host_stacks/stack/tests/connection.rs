@@ -738,7 +738,10 @@ fn data_segments(c: &mut Connection, now: Nanos) -> Vec<(bool, usize)> {
 }
 
 #[test]
-fn psh_only_on_the_segment_that_empties_the_send_buffer() {
+fn psh_ends_each_two_segment_run_and_the_send_buffer() {
+    // What goes out at one instant is skbs of two segments at low rates,
+    // each ending with PSH (push.rs); the segment that empties the send
+    // buffer is pushed too.
     let (mut a, _b) = established();
     let mss = a.smss() as usize;
     assert_eq!(a.send(&vec![7u8; 4 * mss + 100]), 4 * mss + 100);
@@ -747,15 +750,18 @@ fn psh_only_on_the_segment_that_empties_the_send_buffer() {
         segs,
         vec![
             (false, mss),
+            (true, mss),
             (false, mss),
-            (false, mss),
-            (false, mss),
+            (true, mss),
             (true, 100)
         ]
     );
     // A write that ends exactly on a segment boundary: its last segment.
-    a.send(&vec![7u8; 2 * mss]);
-    assert_eq!(data_segments(&mut a, 0), vec![(false, mss), (true, mss)]);
+    a.send(&vec![7u8; 3 * mss]);
+    assert_eq!(
+        data_segments(&mut a, 0),
+        vec![(false, mss), (true, mss), (true, mss)]
+    );
 }
 
 /// Spurious RTOs of an application-limited flow (a segment every 50 ms over

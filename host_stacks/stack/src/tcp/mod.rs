@@ -22,6 +22,7 @@ mod buffers;
 mod config;
 mod input;
 mod output;
+mod push;
 mod quickack;
 mod rtt;
 mod scoreboard;
@@ -157,6 +158,10 @@ pub struct Connection {
     send_limit: usize,
     /// Sequence number of `send_buf`'s first byte.
     buf_seq: u32,
+    /// New segments of the current transmission since the last one with
+    /// PSH, and when that transmission was built (push.rs).
+    segs_since_push: u64,
+    push_burst_at: Nanos,
     close_requested: bool,
     fin_sent: bool,
     scoreboard: Scoreboard,
@@ -271,6 +276,8 @@ impl Connection {
             snd_wscale: 0,
             smss,
             buf_seq: iss.wrapping_add(1),
+            segs_since_push: 0,
+            push_burst_at: 0,
             close_requested: false,
             fin_sent: false,
             rto_at: None,

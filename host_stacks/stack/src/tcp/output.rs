@@ -1,6 +1,6 @@
 //! What goes out next (RFC 9293 §3.8, RFC 6675 §5 NextSeg()).
 
-use super::{Connection, State, Transmit};
+use super::{push, Connection, State, Transmit};
 use crate::tcp::scoreboard::{SentSeg, FIN};
 use crate::wire::{self, Flags, TcpHeader, TcpOptions, MAX_SACK_BLOCKS};
 use crate::{seq, Nanos, MILLIS, SECONDS};
@@ -205,12 +205,24 @@ impl Connection {
         if fin {
             flags |= Flags::FIN;
         }
-        // PSH only on a segment that carries the last byte written so far,
-        // as BSD and Linux do (RFC 9293 §3.9.1): a receiver that ACKs every
-        // pushed segment would otherwise ACK every segment.
-        let written_end = self.buf_seq.wrapping_add(self.send_buf.len() as u32);
-        if data_len > 0 && start.wrapping_add(data_len as u32) == written_end {
-            flags |= Flags::PSH;
+        // PSH on new data as Linux sends it (push.rs): the segments built at
+        // one instant go out as skbs of `run` segments, the last of each
+        // full one pushed; so is the one that carries the last byte written
+        // so far (tcp_push; RFC 9293 §3.9.1).
+        if idx.is_none() && data_len > 0 {
+            if now != self.push_burst_at {
+                self.push_burst_at = now;
+                self.segs_since_push = 0;
+            }
+            self.segs_since_push += 1;
+            let written_end = self.buf_seq.wrapping_add(self.send_buf.len() as u32);
+            let cwnd = self.cc.window();
+            let slow_start = cwnd < self.cc.ssthresh();
+            let run = push::segments_per_push(cwnd, self.rtt.srtt(), slow_start, self.smss);
+            if self.segs_since_push >= run || start.wrapping_add(data_len as u32) == written_end {
+                flags |= Flags::PSH;
+                self.segs_since_push = 0;
+            }
         }
         let offset = seq::diff(start, self.buf_seq) as usize;
         let t = self.emit(now, start, flags, Some((offset, data_len)), buf)?;
