@@ -764,6 +764,27 @@ fn psh_ends_each_two_segment_run_and_the_send_buffer() {
     );
 }
 
+#[test]
+fn a_new_instant_starts_a_new_push_run() {
+    // Three segments at one instant (.P.), then the rest at the next: the
+    // run restarts there (.P.P...), as Linux cuts each transmission anew.
+    let (mut a, _b) = established();
+    let mss = a.smss() as usize;
+    a.send(&vec![7u8; 20 * mss]);
+    let mut buf = [0u8; 2000];
+    let mut pushes = |now: Nanos, n: usize| -> Vec<bool> {
+        (0..n)
+            .map(|_| {
+                let t = a.poll_transmit(now, &mut buf).unwrap();
+                let (h, _) = wire::parse_tcp(&buf[..t.len], t.src, t.dst).unwrap();
+                h.flags.has(Flags::PSH)
+            })
+            .collect()
+    };
+    assert_eq!(pushes(0, 3), [false, true, false]);
+    assert_eq!(pushes(1, 4), [false, true, false, true]);
+}
+
 /// Spurious RTOs of an application-limited flow (a segment every 50 ms over
 /// a 40 ms RTT, RTTVAR decayed to ~0) whose segments sent in [2.0 s, 2.3 s)
 /// take 190 ms longer, with `formula`.

@@ -159,9 +159,11 @@ pub struct Connection {
     /// Sequence number of `send_buf`'s first byte.
     buf_seq: u32,
     /// New segments of the current transmission since the last one with
-    /// PSH, and when that transmission was built (push.rs).
+    /// PSH, when that transmission was built, and its run length (push.rs;
+    /// worked out once per transmission, not per segment).
     segs_since_push: u64,
     push_burst_at: Nanos,
+    push_run: u64,
     close_requested: bool,
     fin_sent: bool,
     scoreboard: Scoreboard,
@@ -278,6 +280,7 @@ impl Connection {
             buf_seq: iss.wrapping_add(1),
             segs_since_push: 0,
             push_burst_at: 0,
+            push_run: 2,
             close_requested: false,
             fin_sent: false,
             rto_at: None,

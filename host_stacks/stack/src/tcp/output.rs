@@ -211,15 +211,18 @@ impl Connection {
         // so far (tcp_push; RFC 9293 §3.9.1).
         if idx.is_none() && data_len > 0 {
             if now != self.push_burst_at {
+                let cwnd = self.cc.window();
+                let slow_start = cwnd < self.cc.ssthresh();
                 self.push_burst_at = now;
                 self.segs_since_push = 0;
+                self.push_run =
+                    push::segments_per_push(cwnd, self.rtt.srtt(), slow_start, self.smss);
             }
             self.segs_since_push += 1;
             let written_end = self.buf_seq.wrapping_add(self.send_buf.len() as u32);
-            let cwnd = self.cc.window();
-            let slow_start = cwnd < self.cc.ssthresh();
-            let run = push::segments_per_push(cwnd, self.rtt.srtt(), slow_start, self.smss);
-            if self.segs_since_push >= run || start.wrapping_add(data_len as u32) == written_end {
+            if self.segs_since_push >= self.push_run
+                || start.wrapping_add(data_len as u32) == written_end
+            {
                 flags |= Flags::PSH;
                 self.segs_since_push = 0;
             }
