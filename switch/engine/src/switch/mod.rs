@@ -1060,7 +1060,8 @@ impl Switch {
         let arrives = if pt.delay == 0 && pt.jitter == 0 && pt.trace.is_none() {
             t
         } else {
-            let extra = pt.jitter_rng.range(0, u128::from(pt.jitter)) as u64;
+            // One 64-bit draw per frame (range() takes two for 128 bits).
+            let extra = pt.jitter_rng.next_u64() % (pt.jitter + 1);
             tx_done.saturating_add(pt.delay).saturating_add(extra)
         };
         // Never before the frame ahead: jitter, or a delay lowered (or
