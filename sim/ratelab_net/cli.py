@@ -217,6 +217,17 @@ def _backend(args: argparse.Namespace, topo: Topology) -> str:
     return str(args.backend or topo.backend or "mininet")
 
 
+def _refuse_what_mininet_cannot(
+    runs: list[tuple[str | None, Topology, list[RouterPlan]]], target: str
+) -> None:
+    """A link setting Mininet on `target` cannot emulate (a host's trace, BMv2's
+    traces and jitter) is a ConfigError naming it, before anything is built."""
+    for _, topo, _ in runs:
+        for error in (mininet_trace_error(topo, target), mininet_jitter_error(topo, target)):
+            if error is not None:
+                raise error
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     runs = _load(args)
     if _backend(args, runs[0][1]) == "sim":
@@ -224,6 +235,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         for _, topo, plans in runs:
             build_scenario(topo, plans)
+    else:
+        _refuse_what_mininet_cannot(runs, args.target)
     for variant, topo, plans in runs:
         if variant is not None:
             print(f"-- variant {variant}")
@@ -299,11 +312,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_sim(args)
     if args.seed is not None:
         raise UsageError("--seed is for --backend sim (a Mininet run has no seed)")
-    for _, topo, _ in runs:
-        if (trace_error := mininet_trace_error(topo, args.target)) is not None:
-            raise trace_error
-        if (jitter_error := mininet_jitter_error(topo, args.target)) is not None:
-            raise jitter_error
+    _refuse_what_mininet_cannot(runs, args.target)
     if os.geteuid() != 0:
         raise UsageError("needs root (Mininet)")
     if args.target == "bmv2":

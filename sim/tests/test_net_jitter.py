@@ -66,9 +66,10 @@ def test_bmv2_refuses_jitter_in_one_line(
         "use --target ratelab, or --backend sim"
     )
     assert str(error) == expected
-    # Said before anything is built (no root check, no Mininet).
-    assert main(["run", str(path), "--target", "bmv2"]) == 2
-    assert capsys.readouterr().err.strip().splitlines() == [expected]
+    # Said before anything is built (no root check, no Mininet), and by check.
+    for command in ("run", "check"):
+        assert main([command, str(path), "--target", "bmv2"]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [expected]
 
 
 @pytest.mark.parametrize("bad", ["-1ms", "fast", "1.5us"])

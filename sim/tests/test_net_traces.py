@@ -136,6 +136,8 @@ def test_mininet_refuses_a_host_egress_trace_and_bmv2_in_one_line(
     # The command line says so before building anything (no root check, no Mininet).
     assert main(["run", path]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [expected]
+    assert main(["check", path]) == 2, "check says what run would refuse"
+    assert capsys.readouterr().err.strip().splitlines() == [expected]
     router_side = _load(_topology(tmp_path, "trace: traces/twelve.mahi"))
     bmv2 = mininet_trace_error(router_side, "bmv2")
     assert bmv2 is not None and str(bmv2).endswith(
