@@ -9,6 +9,10 @@
 //!   reached the path's BDP). Linux adds up to 1 ms for TSO bursts; 1 ms is
 //!   what it adds at rates below about 2 Gbit/s.
 //!
+//! A round lasts until what was sent when it began is acknowledged; rounds
+//! are counted from the first ACK, while cwnd is still below 16, as Linux
+//! 6.11 and later count them.
+//!
 //! RFC 9406's HyStart++ (`hystart`) differs: it compares with the previous
 //! round's minimum, not the lowest RTT, has no ACK train, and slows down
 //! (CSS) before leaving slow start. A retransmission timeout forgets the
@@ -76,11 +80,19 @@ impl CubicHyStart {
         let rtt = rtt.max(1);
         let delay_min = self.delay_min.map_or(rtt, |d| d.min(rtt));
         self.delay_min = Some(delay_min);
-        if self.found || !slow_start || cwnd_segments < LOW_WINDOW {
+        if self.found || !slow_start {
             return false;
         }
+        // Rounds are counted from the first ACK, below the low window too,
+        // so a round's first 8 samples are its first 8 ACKs wherever cwnd
+        // crosses 16 (Linux since 6.11, "tcp_cubic: fix incorrect HyStart
+        // round start detection"; before, the first round began at the ACK
+        // that found cwnd >= 16, mid-round, and slow start ended earlier).
         if self.end_seq.is_none_or(|end| seq::gt(ack.ack, end)) {
             self.start_round(ack.now, ack.snd_nxt);
+        }
+        if cwnd_segments < LOW_WINDOW {
+            return false;
         }
         // The ACK train: only ACKs close to the previous one extend it.
         if ack.now.saturating_sub(self.last_ack) <= ACK_DELTA {
@@ -201,6 +213,56 @@ mod tests {
                 "ack {i}"
             );
         }
+    }
+
+    /// Slow start from IW10 through a 1.2 ms-per-segment bottleneck, 42 ms
+    /// base RTT; the receiver ACKs each of the first 16 segments (Linux's
+    /// quick ACKs) and every second one after. The cwnd HyStart leaves at.
+    fn exit_cwnd_from_iw10() -> u64 {
+        let service = 1_200_000;
+        let base = 42 * MILLIS;
+        let mut h = CubicHyStart::new();
+        let mut cwnd = 10u64;
+        // Segment n (from 0) is sent at sent[n].
+        let mut sent: Vec<Nanos> = vec![0; 10];
+        let mut free = 0; // the bottleneck is busy until then
+        let mut n = 0;
+        while n < 400 {
+            let acked = if n < 16 { 1 } else { 2 };
+            let mut now = 0;
+            for &at in &sent[n..n + acked] {
+                free = at.max(free) + service;
+                now = free + base - service;
+            }
+            n += acked;
+            let a = AckSample {
+                now,
+                acked: acked as u64 * MSS as u64,
+                rtt: Some(now - sent[n - 1]),
+                ack: n as u32 * MSS,
+                snd_nxt: sent.len() as u32 * MSS,
+                ..AckSample::default()
+            };
+            if h.on_ack(&a, cwnd, true) {
+                return cwnd;
+            }
+            cwnd += acked as u64;
+            // slow start: two new segments for each one ACKed
+            sent.extend(std::iter::repeat_n(now, 2 * acked));
+        }
+        panic!("no exit");
+    }
+
+    #[test]
+    fn rounds_count_from_the_first_ack_below_the_low_window() {
+        // Rounds: segments 1-10, 11-30, 31-70, 71-150. Each round's first
+        // ACKs come back over the queue the last round left empty (42 ms
+        // lowest RTT, threshold 47.25 ms), until round 4's first sample
+        // (48 ms): its ninth ACK leaves at cwnd 80 + 8 * 2. Starting the
+        // first round where cwnd reached 16 (Linux before 6.11) makes
+        // "rounds" that begin in the middle of one and take the slow tail
+        // of round 3 (51.6 ms and up) as their first samples: out at 80.
+        assert_eq!(exit_cwnd_from_iw10(), 96);
     }
 
     #[test]
